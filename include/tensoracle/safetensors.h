@@ -1,0 +1,89 @@
+// safetensors files: reading (memory-mapped, zero-copy, strictly validated; single files and
+// sharded checkpoints with their *.index.json) and writing.
+//
+// Format: 8-byte little-endian header length N, N bytes of UTF-8 JSON
+//   {"__metadata__": {str: str}, NAME: {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}}
+// then the data region; offsets are relative to the start of the data region.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensoracle/array.h"
+#include "tensoracle/status.h"
+#include "tensoracle/types.h"
+
+namespace tensoracle {
+
+// The format's dtype names ("F32", "BF16", "F8_E4M3", ...) <-> DataType.
+Result<DataType> safetensors_dtype_from_name(std::string_view name);
+std::string_view safetensors_dtype_name(DataType type);
+
+struct SafetensorsTensorInfo {
+  std::string name;
+  DataType dtype;
+  Dims shape;
+  uint64_t begin = 0;  // byte offsets into the data region
+  uint64_t end = 0;
+};
+
+// One memory-mapped safetensors file. Opening validates everything (header length vs file size,
+// JSON structure, dtype names, shapes, offsets in range, sizes == elements * itemsize, no
+// overlaps, no duplicate names, no overflow) and reports the first problem naming the file, the
+// tensor and the field. Views returned stay valid while the file object (or a copy) lives.
+class SafetensorsFile {
+ public:
+  static Result<SafetensorsFile> open(const std::string& path);
+
+  const std::string& path() const;
+  const std::map<std::string, std::string>& metadata() const;
+  // Tensors in file order (by begin offset).
+  const std::vector<SafetensorsTensorInfo>& tensors() const;
+  bool contains(const std::string& name) const;
+  // Zero-copy view into the mapping. Not-found errors list a few nearby names.
+  Result<ArrayView> view(const std::string& name) const;
+  uint64_t file_size() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
+// A set of weights: one safetensors file, or a sharded checkpoint through its index JSON
+// ({"metadata": {...}, "weight_map": {tensor: shard file}}), shards resolved relative to the index.
+// Every shard is validated on open; the index must agree with the shards (each mapped tensor is in
+// its shard; no tensor in two shards).
+class Weights {
+ public:
+  static Result<Weights> open(const std::string& path);  // *.safetensors or *.index.json
+
+  std::vector<std::string> names() const;  // sorted
+  bool contains(const std::string& name) const;
+  Result<ArrayView> view(const std::string& name) const;
+  Result<SafetensorsTensorInfo> info(const std::string& name) const;
+  // Metadata of the file, or of the index for a sharded checkpoint.
+  const std::map<std::string, std::string>& metadata() const;
+  // The files backing these weights (one, or every shard).
+  std::vector<std::string> files() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
+struct SafetensorsWriteOptions {
+  std::map<std::string, std::string> metadata;
+  // The data region starts at a multiple of this (the header is padded with spaces) and each
+  // tensor's offset is a multiple of it. 8 matches the reference implementation.
+  size_t alignment = 8;
+};
+
+// Writes `tensors` to `path` atomically (a temporary file in the same directory, fsync, rename):
+// on error nothing is left at `path`.
+Status write_safetensors(const std::string& path, const NamedArrayViews& tensors,
+                         const SafetensorsWriteOptions& options = {});
+
+}  // namespace tensoracle
