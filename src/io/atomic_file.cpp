@@ -1,0 +1,110 @@
+#include "io/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "core/errors.h"
+
+namespace tensoracle {
+namespace {
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+// "dir/name" -> {"dir", "name"}; "name" -> {".", "name"}.
+std::pair<std::string, std::string> split_path(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return {".", path};
+  if (slash == 0) return {"/", path.substr(1)};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// A name no other writer (thread or process) is using right now: pid, a process-wide counter and
+// the clock. O_EXCL still guards against a clash; the caller retries on EEXIST.
+std::string temporary_name(const std::string& directory, const std::string& base) {
+  static std::atomic<uint64_t> counter{0};
+  const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
+  return fmt::format("{}/.{}.tmp-{}-{}-{:x}", directory, base, ::getpid(), counter.fetch_add(1),
+                     static_cast<uint64_t>(ticks) & 0xFFFFFFu);
+}
+
+Status fsync_directory(const std::string& directory) {
+  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open directory '{}' to sync it: {}", directory, errno_text(errno));
+  const int result = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  // Some file systems do not support syncing directories; the rename itself has succeeded.
+  if (result != 0 && error != EINVAL && error != ENOTSUP)
+    return io_error("cannot sync directory '{}': {}", directory, errno_text(error));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status AtomicFileWriter::write(const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, bytes, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("cannot write '{}': {}", path_, errno_text(errno));
+    }
+    bytes += n;
+    size -= static_cast<size_t>(n);
+    written_ += static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+Status AtomicFileWriter::write_zeros(size_t count) {
+  static const char kZeros[4096] = {};
+  while (count > 0) {
+    const size_t chunk = count < sizeof kZeros ? count : sizeof kZeros;
+    TO_RETURN_IF_ERROR(write(kZeros, chunk));
+    count -= chunk;
+  }
+  return Status::ok();
+}
+
+Status write_file_atomically(const std::string& path,
+                             const std::function<Status(AtomicFileWriter&)>& write) {
+  const auto [directory, base] = split_path(path);
+  if (base.empty()) return invalid_argument("cannot write '{}': the path names a directory", path);
+
+  std::string temporary;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temporary = temporary_name(directory, base);
+    fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST)
+      return io_error("cannot create a temporary file in '{}' to write '{}': {}", directory, path,
+                      errno_text(errno));
+  }
+  if (fd < 0) return io_error("cannot find a free temporary file name in '{}'", directory);
+
+  AtomicFileWriter writer(fd, path);
+  Status status = write(writer);
+  if (status.is_ok() && ::fsync(fd) != 0)
+    status = io_error("cannot sync '{}' to disk: {}", temporary, errno_text(errno));
+  if (::close(fd) != 0 && status.is_ok())
+    status = io_error("cannot close '{}': {}", temporary, errno_text(errno));
+  if (status.is_ok() && ::rename(temporary.c_str(), path.c_str()) != 0)
+    status = io_error("cannot rename '{}' to '{}': {}", temporary, path, errno_text(errno));
+  if (!status.is_ok()) {
+    ::unlink(temporary.c_str());
+    return status;
+  }
+  return fsync_directory(directory);
+}
+
+Status write_file_atomically(const std::string& path, const void* data, size_t size) {
+  return write_file_atomically(path, [&](AtomicFileWriter& writer) { return writer.write(data, size); });
+}
+
+}  // namespace tensoracle
