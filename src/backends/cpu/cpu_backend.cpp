@@ -1,0 +1,206 @@
+// The CPU backend's executor: converts inputs to fp64, runs the nodes that reach an output in
+// definition order (re-running shape inference with the concrete input shapes), rounds each
+// output to its type, frees intermediates after their last use, converts outputs back.
+#include "backends/cpu/cpu_backend.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "backends/cpu/kernel.h"
+#include "graph/op_def.h"
+#include "tensoracle/float_formats.h"
+
+namespace tensoracle::backends {
+
+namespace cpu {
+
+void round_to_type(DataType type, double* data, int64_t count) {
+  auto each = [&](auto fn) {
+    for (int64_t i = 0; i < count; ++i) data[i] = fn(data[i]);
+  };
+  auto saturate = [](double v, double lo, double hi) {
+    if (std::isnan(v)) return 0.0;
+    return std::trunc(std::min(hi, std::max(lo, v)));
+  };
+  switch (type) {
+    case DataType::kFloat64: return;
+    case DataType::kFloat32: return each([](double v) { return static_cast<double>(static_cast<float>(v)); });
+    case DataType::kFloat16: return each([](double v) { return static_cast<double>(fp16_to_float(float_to_fp16(static_cast<float>(v)))); });
+    case DataType::kBFloat16: return each([](double v) { return static_cast<double>(bf16_to_float(float_to_bf16(static_cast<float>(v)))); });
+    case DataType::kFloat8E4M3: return each([](double v) { return static_cast<double>(fp8e4m3_to_float(float_to_fp8e4m3(static_cast<float>(v)))); });
+    case DataType::kFloat8E5M2: return each([](double v) { return static_cast<double>(fp8e5m2_to_float(float_to_fp8e5m2(static_cast<float>(v)))); });
+    case DataType::kBool: return each([](double v) { return v != 0.0 ? 1.0 : 0.0; });
+    case DataType::kInt8: return each([&](double v) { return saturate(v, -128, 127); });
+    case DataType::kUInt8: return each([&](double v) { return saturate(v, 0, 255); });
+    case DataType::kInt16: return each([&](double v) { return saturate(v, -32768, 32767); });
+    case DataType::kUInt16: return each([&](double v) { return saturate(v, 0, 65535); });
+    case DataType::kInt32: return each([&](double v) { return saturate(v, -2147483648.0, 2147483647.0); });
+    case DataType::kUInt32: return each([&](double v) { return saturate(v, 0, 4294967295.0); });
+    case DataType::kInt64: return each([&](double v) { return saturate(v, -9223372036854775808.0, 9223372036854774784.0); });
+    case DataType::kUInt64: return each([&](double v) { return saturate(v, 0, 18446744073709549568.0); });
+  }
+}
+
+}  // namespace cpu
+
+namespace {
+
+using Buffer = std::shared_ptr<std::vector<double>>;
+
+class ReferenceTactic final : public Tactic {
+ public:
+  explicit ReferenceTactic(cpu::KernelFn fn) : fn_(fn) {}
+  std::string name() const override { return "cpu.reference"; }
+  Status can_implement(const NodeInstance&) const override { return Status::ok(); }
+  // Buffers are fp64 arrays (cpu_backend.h).
+  Status run(const NodeInstance& node, const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+             void*, void*) override {
+    std::vector<const double*> in;
+    std::vector<double*> out;
+    for (const void* p : inputs) in.push_back(static_cast<const double*>(p));
+    for (void* p : outputs) out.push_back(static_cast<double*>(p));
+    return fn_(cpu::KernelContext{node, in, out});
+  }
+
+ private:
+  cpu::KernelFn fn_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+
+  Status supports(const Network& network, size_t index) const override {
+    const Node& node = network.node(index);
+    if (node.kind == OpKind::kConstant) return Status::ok();
+    if (node.kind == OpKind::kPlugin)
+      return unsupported("layer '{}': plugin '{}' has no CPU implementation registered", node.name,
+                         graph::get_string(node.attributes, "plugin"));
+    if (!cpu::find_kernel(node.kind))
+      return unsupported("layer '{}': the cpu backend has no kernel for {}", node.name, op_kind_name(node.kind));
+    return Status::ok();
+  }
+
+  std::vector<std::unique_ptr<Tactic>> tactics(const Network& network, size_t index) const override {
+    std::vector<std::unique_ptr<Tactic>> out;
+    if (auto fn = cpu::find_kernel(network.node(index).kind); fn && supports(network, index).is_ok())
+      out.push_back(std::make_unique<ReferenceTactic>(fn));
+    return out;
+  }
+
+  Result<NamedArrays> execute(const Network& network, const NamedArrayViews& inputs) override;
+
+ private:
+  Result<Buffer> constant_buffer(const Node& node);
+  std::map<std::shared_ptr<const ConstantData>, Buffer> constants_;  // converted once per backend
+};
+
+Result<Buffer> CpuBackend::constant_buffer(const Node& node) {
+  auto it = constants_.find(node.constant);
+  if (it != constants_.end()) return it->second;
+  const ArrayView& view = node.constant->view;
+  auto buffer = std::make_shared<std::vector<double>>(static_cast<size_t>(view.element_count()));
+  convert_elements(view.dtype, view.data, DataType::kFloat64, buffer->data(), buffer->size());
+  constants_[node.constant] = buffer;
+  return buffer;
+}
+
+Result<NamedArrays> CpuBackend::execute(const Network& network, const NamedArrayViews& inputs) {
+  TO_RETURN_IF_ERROR(network.status().with_context("cpu backend: the network has a definition error"));
+  std::vector<TensorDesc> desc(network.num_tensors());
+  std::vector<Buffer> value(network.num_tensors());
+  for (const auto& [name, view] : inputs) {
+    auto t = network.find_tensor(name);
+    if (!t.is_ok() || network.tensor(*t).producer >= 0)
+      return invalid_argument("cpu backend: '{}' is not an input of the network", name);
+  }
+  for (Tensor t : network.inputs()) {
+    const TensorInfo& info = network.tensor(t);
+    auto it = inputs.find(info.name);
+    if (it == inputs.end()) return invalid_argument("cpu backend: input '{}' ({}) was not given", info.name, info.desc.to_string());
+    const ArrayView& view = it->second;
+    bool fits = view.dtype == info.desc.dtype && view.shape.rank() == info.desc.shape.rank() && view.shape.is_static();
+    for (size_t d = 0; fits && d < view.shape.rank(); ++d) fits = info.desc.shape[d] < 0 || info.desc.shape[d] == view.shape[d];
+    if (!fits)
+      return invalid_argument("cpu backend: input '{}' is {}{} but the network declares {}", info.name,
+                              data_type_name(view.dtype), view.shape.to_string(), info.desc.to_string());
+    desc[t.id] = TensorDesc{view.dtype, view.shape};
+    auto buffer = std::make_shared<std::vector<double>>(static_cast<size_t>(view.element_count()));
+    convert_elements(view.dtype, view.data, DataType::kFloat64, buffer->data(), buffer->size());
+    value[t.id] = std::move(buffer);
+  }
+
+  // Nodes that reach an output, and how many live consumers each tensor has.
+  std::vector<bool> live(network.num_nodes(), false);
+  std::vector<int> uses(network.num_tensors(), 0);
+  std::vector<Tensor> stack(network.outputs().begin(), network.outputs().end());
+  while (!stack.empty()) {
+    const int64_t p = network.tensor(stack.back()).producer;
+    stack.pop_back();
+    if (p < 0 || live[p]) continue;
+    live[p] = true;
+    for (Tensor t : network.node(p).inputs)
+      if (t.valid()) stack.push_back(t);
+  }
+  for (size_t i = 0; i < network.num_nodes(); ++i)
+    if (live[i])
+      for (Tensor t : network.node(i).inputs)
+        if (t.valid()) ++uses[t.id];
+  for (Tensor t : network.outputs()) ++uses[t.id];
+
+  for (size_t i = 0; i < network.num_nodes(); ++i) {
+    if (!live[i]) continue;
+    const Node& node = network.node(i);
+    if (node.kind == OpKind::kConstant) {
+      desc[node.outputs[0].id] = network.tensor(node.outputs[0]).desc;
+      TO_ASSIGN_OR_RETURN(value[node.outputs[0].id], constant_buffer(node));
+      continue;
+    }
+    TO_RETURN_IF_ERROR(supports(network, i));
+    // Concrete shapes: inference again, now with the actual input shapes.
+    graph::InferContext ctx{node.kind, node.name, node.attributes, {}, {}};
+    for (Tensor t : node.inputs) {
+      ctx.inputs.push_back(t.valid() ? &desc[t.id] : nullptr);
+      ctx.input_names.push_back(t.valid() ? network.tensor(t).name : std::string());
+    }
+    TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc, graph::find_op_def(node.kind)->infer(ctx));
+    NodeInstance instance{node, ctx.inputs, out_desc};
+    std::vector<const void*> in_ptrs;
+    std::vector<void*> out_ptrs;
+    for (Tensor t : node.inputs) in_ptrs.push_back(t.valid() ? value[t.id]->data() : nullptr);
+    std::vector<Buffer> outs;
+    for (const TensorDesc& d : out_desc) {
+      if (!d.shape.is_static())
+        return invalid_argument("cpu backend: layer '{}' output shape {} is still dynamic with the given inputs", node.name,
+                                d.shape.to_string());
+      TO_ASSIGN_OR_RETURN(int64_t n, d.shape.element_count());
+      outs.push_back(std::make_shared<std::vector<double>>(static_cast<size_t>(n)));
+      out_ptrs.push_back(outs.back()->data());
+    }
+    ReferenceTactic tactic(cpu::find_kernel(node.kind));
+    TO_RETURN_IF_ERROR(tactic.run(instance, in_ptrs, out_ptrs, nullptr, nullptr));
+    for (size_t o = 0; o < outs.size(); ++o) {
+      cpu::round_to_type(out_desc[o].dtype, outs[o]->data(), static_cast<int64_t>(outs[o]->size()));
+      desc[node.outputs[o].id] = out_desc[o];
+      value[node.outputs[o].id] = std::move(outs[o]);
+    }
+    for (Tensor t : node.inputs)
+      if (t.valid() && --uses[t.id] == 0) value[t.id].reset();
+  }
+
+  NamedArrays result;
+  for (Tensor t : network.outputs()) {
+    TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(desc[t.id].dtype, desc[t.id].shape));
+    convert_elements(DataType::kFloat64, value[t.id]->data(), array.dtype(), array.data(),
+                     static_cast<size_t>(array.element_count()));
+    result[network.tensor(t).name] = std::move(array);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace tensoracle::backends

@@ -1,0 +1,37 @@
+// Network's private state, shared by network.cpp and the per-op files that define the layer
+// methods (ops/*.cpp).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensoracle/network.h"
+
+namespace tensoracle {
+
+struct Network::Impl {
+  std::vector<Node> nodes;
+  std::vector<TensorInfo> tensors;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  std::map<std::string, uint32_t> tensor_by_name;
+  std::map<std::string, size_t> node_by_name;
+  std::map<OpKind, int> generated_names;
+  std::map<std::string, Tensor> weight_tensors;  // Weights tensor name -> constant
+  Status status;
+
+  void fail(Status error);  // keeps the first error
+  std::string unique_tensor_name(const std::string& base);
+  Tensor new_tensor(std::string name, TensorDesc desc, int64_t producer, int output_index);
+  bool owns(Tensor t) const;
+  bool any_invalid(const std::vector<Tensor>& tensors_in) const;
+
+  // What every layer method does: required inputs must be valid (an invalid one after an
+  // earlier error returns quietly), optional ones may be invalid.
+  std::vector<Tensor> layer(Network& net, OpKind kind, std::vector<Tensor> required, std::vector<Tensor> optional,
+                            AttributeMap attrs, std::string name);
+  static Tensor single(std::vector<Tensor> outputs);
+};
+
+}  // namespace tensoracle

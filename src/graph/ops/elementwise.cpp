@@ -1,0 +1,36 @@
+// elementwise: binary ops with numpy broadcasting; comparisons give bool.
+#include "graph/network_impl.h"
+#include "graph/op_def.h"
+
+namespace tensoracle {
+
+Tensor Network::elementwise(Tensor a, Tensor b, const ElementwiseAttributes& attrs) {
+  AttributeMap map{{"op", std::string(enum_name(attrs.op))}};
+  return Impl::single(impl_->layer(*this, OpKind::kElementwise, {a, b}, {}, std::move(map), attrs.name));
+}
+
+namespace graph {
+namespace {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+  TO_RETURN_IF_ERROR(ctx.require(0, "a"));
+  TO_RETURN_IF_ERROR(ctx.require(1, "b"));
+  TO_RETURN_IF_ERROR(ctx.require_same_type(0, 1));
+  const std::string op_name = get_string(ctx.attrs, "op");
+  auto op = parse_enum<ElementwiseOp>(op_name);
+  if (!op) return ctx.error("unknown op '{}'", op_name);
+  const DataType type = ctx.in(0).dtype;
+  const bool logical = *op == ElementwiseOp::kAnd || *op == ElementwiseOp::kOr;
+  const bool comparison = *op >= ElementwiseOp::kEqual && *op <= ElementwiseOp::kGreaterEqual;
+  if (logical && type != DataType::kBool) return ctx.error("'{}' needs bool operands; {} is not", op_name, ctx.describe(0));
+  if (!logical && type == DataType::kBool && !(*op == ElementwiseOp::kEqual))
+    return ctx.error("'{}' does not accept bool operands ({})", op_name, ctx.describe(0));
+  auto shape = broadcast_shapes(ctx.in(0).shape, ctx.in(1).shape);
+  if (!shape) return ctx.error("{} and {} do not broadcast", ctx.describe(0), ctx.describe(1));
+  return std::vector<TensorDesc>{{logical || comparison ? DataType::kBool : type, *shape}};
+}
+}  // namespace
+
+extern const OpDef kElementwiseOp{2, 2, &infer};
+
+}  // namespace graph
+}  // namespace tensoracle

@@ -1,0 +1,50 @@
+// resize: nearest / linear over the trailing spatial dims, by output size or scale.
+#include <cmath>
+
+#include "graph/network_impl.h"
+#include "graph/op_def.h"
+
+namespace tensoracle {
+
+Tensor Network::resize(Tensor input, const ResizeAttributes& a) {
+  AttributeMap map{{"mode", std::string(enum_name(a.mode))},
+                   {"coordinates", std::string(enum_name(a.coordinates))},
+                   {"output_size", a.output_size},
+                   {"scales", a.scales}};
+  return Impl::single(impl_->layer(*this, OpKind::kResize, {input}, {}, std::move(map), a.name));
+}
+
+namespace graph {
+namespace {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+  TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
+  const auto mode = parse_enum<ResizeMode>(get_string(ctx.attrs, "mode"));
+  if (!mode) return ctx.error("unknown mode '{}'", get_string(ctx.attrs, "mode"));
+  if (!parse_enum<ResizeCoordinates>(get_string(ctx.attrs, "coordinates")))
+    return ctx.error("unknown coordinates '{}'", get_string(ctx.attrs, "coordinates"));
+  const std::vector<int64_t> sizes = get_ints(ctx.attrs, "output_size");
+  const std::vector<double> scales = get_floats(ctx.attrs, "scales");
+  if (sizes.empty() == scales.empty()) return ctx.error("exactly one of output_size and scales must be given");
+  const size_t n = sizes.empty() ? scales.size() : sizes.size();
+  const Dims& x = ctx.in(0).shape;
+  if (n > 3 || x.rank() < n + 1) return ctx.error("cannot resize {} trailing dims of {}", n, ctx.describe(0));
+  std::vector<int64_t> out(x.values().begin(), x.values().end() - n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t in = x[x.rank() - n + i];
+    if (!sizes.empty()) {
+      if (sizes[i] < 1) return ctx.error("output_size {} must be >= 1", join_ints(sizes));
+      out.push_back(sizes[i]);
+    } else {
+      if (!(scales[i] > 0)) return ctx.error("scale {} must be > 0", scales[i]);
+      out.push_back(in < 0 ? -1 : static_cast<int64_t>(std::floor(static_cast<double>(in) * scales[i])));
+      if (out.back() == 0) return ctx.error("scale {} shrinks dim {} of {} to zero", scales[i], i, ctx.describe(0));
+    }
+  }
+  return std::vector<TensorDesc>{{ctx.in(0).dtype, Dims(out)}};
+}
+}  // namespace
+
+extern const OpDef kResizeOp{1, 1, &infer};
+
+}  // namespace graph
+}  // namespace tensoracle

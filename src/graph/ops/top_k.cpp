@@ -1,0 +1,36 @@
+// top_k: the k largest (or smallest) values along an axis and their int64 indices.
+#include "graph/network_impl.h"
+#include "graph/op_def.h"
+
+namespace tensoracle {
+
+TopKOutputs Network::top_k(Tensor input, const TopKAttributes& attrs) {
+  AttributeMap map{{"k", attrs.k}, {"axis", attrs.axis}, {"largest", attrs.largest}};
+  auto outs = impl_->layer(*this, OpKind::kTopK, {input}, {}, std::move(map), attrs.name);
+  if (outs.size() != 2) return {};
+  return {outs[0], outs[1]};
+}
+
+namespace graph {
+namespace {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+  TO_RETURN_IF_ERROR(ctx.require_type(0, {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
+                                          DataType::kInt32, DataType::kInt64},
+                                      "input"));
+  const Dims& x = ctx.in(0).shape;
+  const int64_t axis_attr = get_int(ctx.attrs, "axis", -1);
+  auto axis = normalize_axis(axis_attr, x.rank());
+  if (!axis) return ctx.error("axis {} is out of range for {}", axis_attr, ctx.describe(0));
+  const int64_t k = get_int(ctx.attrs, "k", 1);
+  if (k < 1 || (x[*axis] >= 0 && k > x[*axis]))
+    return ctx.error("k {} must be in [1, {}] (dim {} of {})", k, x[*axis], *axis, ctx.describe(0));
+  Dims out = x;
+  out[*axis] = k;
+  return std::vector<TensorDesc>{{ctx.in(0).dtype, out}, {DataType::kInt64, out}};
+}
+}  // namespace
+
+extern const OpDef kTopKOp{1, 1, &infer};
+
+}  // namespace graph
+}  // namespace tensoracle
