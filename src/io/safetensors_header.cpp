@@ -105,8 +105,8 @@ class HeaderHandler {
 
   bool start_array(std::size_t) {
     if (where_ == Where::kTensor && (field_ == Field::kShape || field_ == Field::kDataOffsets)) {
-      shape_.clear();
-      offsets_.clear();
+      if (field_ == Field::kShape) shape_.clear();
+      else offsets_.clear();
       where_ = Where::kArray;
       return true;
     }
