@@ -13,7 +13,7 @@
 namespace tensoracle {
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json;  // keeps keys in the documented order when writing
 
 Status check_object(const Json& json, const std::string& path, std::initializer_list<const char*> known) {
   if (!json.is_object()) return corrupt_data("{}: expected a JSON object", path);

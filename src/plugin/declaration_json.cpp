@@ -11,7 +11,7 @@
 namespace tensoracle {
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json;  // keeps keys in the documented order when writing
 
 // Rejects keys outside `known` so that a typo ("archs") is an error, not a silently ignored field.
 Status check_keys(const Json& object, const std::string& path, std::initializer_list<const char*> known) {
