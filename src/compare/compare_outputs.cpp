@@ -49,7 +49,14 @@ double relative_l2(double sum_dd, double sum_rr) {
 double cosine(double sum_cr, double sum_cc, double sum_rr) {
   if (sum_cc == 0.0 && sum_rr == 0.0) return 1.0;
   if (sum_cc == 0.0 || sum_rr == 0.0) return 0.0;
-  return sum_cr / (std::sqrt(sum_cc) * std::sqrt(sum_rr));
+  // One square root of the product gives exactly 1 for identical outputs (sqrt(x*x) == x);
+  // the product of two roots is the fallback where the product leaves the normal range.
+  const double product = sum_cc * sum_rr;
+  const double cosine = std::isfinite(product) && product >= std::numeric_limits<double>::min()
+                            ? sum_cr / std::sqrt(product)
+                            : sum_cr / (std::sqrt(sum_cc) * std::sqrt(sum_rr));
+  // Rounding may step just outside [-1, 1].
+  return std::clamp(cosine, -1.0, 1.0);
 }
 
 // Squares of fp64 values beyond 2^±400 can overflow or underflow the sums; such data is summed

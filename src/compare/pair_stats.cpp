@@ -103,7 +103,7 @@ PairStats accumulate(const PairInput& input, const Tolerance* tolerance, unsigne
   };
 
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const auto helpers = static_cast<size_t>(std::min<int64_t>(threads, chunk_count) - 1);
+  const auto helpers = static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(threads, chunk_count) - 1));
   std::vector<std::thread> workers;
   workers.reserve(helpers);
   for (size_t i = 0; i < helpers; ++i) {

@@ -1,0 +1,169 @@
+// `tensoracle compare`: exit statuses, the JSON report's shape and values, limits files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kDir = TENSORACLE_FIXTURES_DIR "/compare/";
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+class CompareCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / (std::string("tensoracle_compare_cli_") + test->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliRun run(const std::string& args) const {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string command =
+        "'" TENSORACLE_CLI_PATH "' compare " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const int status = std::system(command.c_str());
+    CliRun run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = read_file(out);
+    run.err = read_file(err);
+    return run;
+  }
+
+  std::string write_limits(const std::string& text) const {
+    const fs::path path = dir_ / "limits.json";
+    std::ofstream(path) << text;
+    return "'" + path.string() + "'";
+  }
+
+  static std::string fixture(const std::string& name) { return "'" + kDir + name + "'"; }
+
+  fs::path dir_;
+};
+
+TEST_F(CompareCli, JsonReportMatchesNumpyForEveryOutput) {
+  const CliRun result = run(fixture("candidate.npz") + " " + fixture("reference.npz") +
+                            " --atol 1e-5 --rtol 1e-3 --metric psnr --json");
+  EXPECT_EQ(result.exit_code, 1) << result.err;  // several fixtures are outside the tolerance
+  const json doc = json::parse(result.out);      // exactly one JSON document
+  const json expected = json::parse(read_file(kDir + "expected.json"));
+  ASSERT_TRUE(doc["outputs"].is_object());
+  EXPECT_EQ(doc["passed"], false);
+  EXPECT_FALSE(doc["violations"].empty());
+  size_t checked = 0;
+  for (const auto& [name, got] : doc["outputs"].items()) {
+    SCOPED_TRACE(name);
+    const json& want = expected["cases"][name];
+    for (const char* key : {"shape", "candidate_nan", "candidate_posinf", "candidate_neginf", "reference_nan",
+                            "reference_posinf", "reference_neginf", "outside_tolerance_count", "worst_index"}) {
+      EXPECT_EQ(got[key], want[key]) << key;
+    }
+    for (const char* key : {"max_abs_error", "worst_candidate", "worst_reference"}) {
+      if (want[key].is_number()) {
+        EXPECT_EQ(got[key].get<double>(), want[key].get<double>()) << key;  // written with full precision
+      } else {
+        EXPECT_EQ(got[key], want[key]) << key;
+      }
+    }
+    for (const char* key : {"rel_l2_error", "cosine_similarity", "outside_tolerance_fraction"}) {
+      if (want[key].is_number()) {
+        EXPECT_NEAR(got[key].get<double>(), want[key].get<double>(), 1e-12 * std::fabs(want[key].get<double>()))
+            << key;
+      } else {
+        EXPECT_EQ(got[key], want[key]) << key;
+      }
+    }
+    EXPECT_TRUE(got["metrics"].contains("psnr"));
+    ++checked;
+  }
+  EXPECT_GT(checked, 20u);
+}
+
+TEST_F(CompareCli, IdenticalFilesPassWithATable) {
+  const CliRun result = run(fixture("single_reference.npy") + " " + fixture("single_reference.npy") +
+                            " --atol 0 --rtol 0");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("single_reference"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("PASSED"), std::string::npos) << result.out;
+}
+
+TEST_F(CompareCli, TwoSingleArraysAreMatchedWhateverTheirNames) {
+  const CliRun result = run(fixture("single_candidate.npy") + " " + fixture("single_reference.npy") + " --json");
+  EXPECT_EQ(result.exit_code, 0) << result.err;  // no tolerance, no limits: only finiteness is gated
+  const json doc = json::parse(result.out);
+  EXPECT_EQ(doc["outputs"].size(), 1u);
+  EXPECT_TRUE(doc["outputs"].contains("single_reference"));
+  EXPECT_TRUE(doc["missing_outputs"].empty());
+}
+
+TEST_F(CompareCli, LimitsFileGatesTheComparison) {
+  // single_*.npy differ at ~60% of elements beyond atol 1e-5 + rtol 1e-3 * |r|.
+  const std::string files = fixture("single_candidate.npy") + " " + fixture("single_reference.npy");
+  const std::string loose = write_limits(R"({"default": {"atol": 1e-5, "rtol": 1e-3,
+      "max_outside_tolerance_count": null, "max_outside_tolerance_fraction": 0.7, "max_rel_l2_error": 0.01}})");
+  EXPECT_EQ(run(files + " --limits " + loose).exit_code, 0);
+
+  const std::string strict = write_limits(R"({"default": {"atol": 1e-5, "rtol": 1e-3,
+      "max_outside_tolerance_count": null, "max_outside_tolerance_fraction": 0.5, "max_rel_l2_error": 0.01}})");
+  const CliRun failed = run(files + " --limits " + strict + " --json");
+  EXPECT_EQ(failed.exit_code, 1);
+  const json violations = json::parse(failed.out)["violations"];
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0]["limit"], "max_outside_tolerance_fraction");
+  EXPECT_EQ(violations[0]["threshold"], 0.5);
+}
+
+TEST_F(CompareCli, CommandLineToleranceOverridesTheLimitsFile) {
+  const std::string files = fixture("single_candidate.npy") + " " + fixture("single_reference.npy");
+  const std::string limits = write_limits(R"({"default": {"atol": 1, "rtol": 0}})");
+  EXPECT_EQ(run(files + " --limits " + limits).exit_code, 0);
+  EXPECT_EQ(run(files + " --limits " + limits + " --atol 0 --rtol 0").exit_code, 1);
+}
+
+TEST_F(CompareCli, UsageAndInputErrorsExitWithTwo) {
+  const std::string files = fixture("single_candidate.npy") + " " + fixture("single_reference.npy");
+  const CliRun half_tolerance = run(files + " --atol 1e-3");
+  EXPECT_EQ(half_tolerance.exit_code, 2);
+  EXPECT_NE(half_tolerance.err.find("--rtol"), std::string::npos) << half_tolerance.err;
+
+  const CliRun missing = run(fixture("no_such_file.npy") + " " + fixture("single_reference.npy"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no_such_file.npy"), std::string::npos) << missing.err;
+
+  const CliRun bad_limits = run(files + " --limits " + write_limits(R"({"default": {"max_abs": 1}})"));
+  EXPECT_EQ(bad_limits.exit_code, 2);
+  EXPECT_NE(bad_limits.err.find("unknown key 'max_abs'"), std::string::npos) << bad_limits.err;
+
+  const CliRun unknown_output = run(files + " --limits " + write_limits(R"({"outputs": {"logits": {}}})"));
+  EXPECT_EQ(unknown_output.exit_code, 2);
+  EXPECT_NE(unknown_output.err.find("'logits'"), std::string::npos) << unknown_output.err;
+
+  const CliRun bad_metric = run(files + " --metric ssim");
+  EXPECT_EQ(bad_metric.exit_code, 2);
+  EXPECT_NE(bad_metric.err.find("ssim"), std::string::npos) << bad_metric.err;
+
+  EXPECT_EQ(run(fixture("single_reference.npy")).exit_code, 2);  // REFERENCE is required
+}
+
+}  // namespace
