@@ -1,6 +1,7 @@
 #include "io/safetensors_header.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <nlohmann/json.hpp>
@@ -258,6 +259,11 @@ Status parse_layout(const uint8_t* data, size_t size, SafetensorsLayout& layout)
   const char* header = reinterpret_cast<const char*>(data + 8);
   if (header_size == 0 || header[0] != '{') return corrupt_data("the header does not start with '{{'");
 
+  // nlohmann's lexer takes a NUL byte for the end of input and would ignore what follows; valid
+  // JSON never contains one (control characters in strings must be escaped).
+  if (const void* nul = std::memchr(header, 0, header_size); nul != nullptr)
+    return corrupt_data("the header is not valid JSON: a NUL byte at header offset {}",
+                        static_cast<const char*>(nul) - header);
   HeaderHandler handler(layout);
   nlohmann::json::sax_parse(header, header + header_size, &handler, nlohmann::json::input_format_t::json,
                             /*strict=*/true);

@@ -17,6 +17,10 @@ struct StrictJsonViolation {
 
 Result<nlohmann::json> parse_strict_json(std::string_view text, const std::string& source, int max_depth) {
   using nlohmann::json;
+  // nlohmann's lexer takes a NUL byte for the end of input and would ignore what follows; valid
+  // JSON never contains one.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return corrupt_data("'{}': invalid JSON: a NUL byte at offset {}", source, nul);
   std::vector<std::set<std::string>> keys_by_object;  // one set per open object
   int depth = 0;
   const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
