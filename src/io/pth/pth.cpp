@@ -1,0 +1,188 @@
+// PthCheckpoint and convert_pth_to_safetensors: archive -> pickle -> named tensors -> dense arrays.
+#include <sys/stat.h>
+
+#include <deque>
+#include <exception>
+#include <future>
+#include <map>
+#include <new>
+
+#include "core/errors.h"
+#include "io/pth/archive.h"
+#include "io/pth/materialize.h"
+#include "io/pth/pickle.h"
+#include "io/pth/state_dict.h"
+#include "tensoracle/float_formats.h"
+#include "tensoracle/hashing.h"
+#include "tensoracle/pth.h"
+#include "tensoracle/safetensors.h"
+#include "tensoracle/version.h"
+
+namespace tensoracle {
+
+namespace pth {
+namespace {
+struct CheckpointData {
+  std::string path;
+  std::map<std::string, pth::RecordBytes> records;  // storage key -> bytes (views point here)
+  std::deque<HostArray> owned;                      // gathered / converted copies
+  NamedArrayViews tensors;
+  std::vector<std::string> order;
+  std::vector<std::string> notes;
+};
+}  // namespace
+}  // namespace pth
+
+struct PthCheckpoint::Impl : pth::CheckpointData {};
+
+namespace {
+
+using pth::NamedTensorRef;
+
+std::string file_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Reads each storage record the tensors use, once, after checking every tensor against its
+// storage's declared size and every declared size against its record.
+// (Archive errors name the file themselves.)
+Status read_storages(const std::string& path, const pth::TorchArchive& archive,
+                     const std::vector<NamedTensorRef>& tensors, std::map<std::string, pth::RecordBytes>& records) {
+  std::map<std::string, uint64_t> record_sizes;
+  for (const NamedTensorRef& named : tensors) {
+    const pth::StorageRef& storage = *named.tensor->storage;
+    const Status in_bounds = pth::check_tensor_bounds(named.name, *named.tensor);
+    if (!in_bounds.is_ok()) return in_bounds.with_context(fmt::format("'{}'", path));
+    auto size = record_sizes.find(storage.key);
+    if (size == record_sizes.end()) {
+      TO_ASSIGN_OR_RETURN(const uint64_t bytes, archive.storage_size(storage.key));
+      size = record_sizes.emplace(storage.key, bytes).first;
+    }
+    TO_ASSIGN_OR_RETURN(const uint64_t declared, pth::storage_bytes(storage));
+    if (declared > size->second)
+      return corrupt_data("'{}': storage '{}' declares {} {} elements ({} bytes) but its record '{}/data/{}' holds {} bytes",
+                          path, storage.key, storage.numel, data_type_name(storage.dtype), declared, archive.folder(),
+                          storage.key, size->second);
+  }
+  for (const auto& [key, size] : record_sizes) {
+    TO_ASSIGN_OR_RETURN(records[key], archive.read_storage(key));
+  }
+  return Status::ok();
+}
+
+Result<ArrayView> materialize(const NamedTensorRef& named, const pth::RecordBytes& record, bool big_endian,
+                              const std::optional<DataType>& float_dtype, std::deque<HostArray>& owned) {
+  const pth::TensorRef& tensor = *named.tensor;
+  const Dims shape(tensor.sizes);
+  const size_t element_size = data_type_size(tensor.dtype);
+  ArrayView view{tensor.dtype, shape, record.data.get() + static_cast<size_t>(tensor.offset) * element_size};
+  if (big_endian || !pth::is_contiguous(tensor)) {
+    TO_ASSIGN_OR_RETURN(HostArray dense, HostArray::zeros(tensor.dtype, shape));
+    pth::gather(tensor, record.data.get(), static_cast<uint8_t*>(dense.data()));
+    if (big_endian) pth::swap_byte_order(static_cast<uint8_t*>(dense.data()), element_size, dense.element_count());
+    view = owned.emplace_back(std::move(dense)).view();
+  }
+  const DataType target = pth::converted_dtype(tensor.dtype, float_dtype);
+  if (target != tensor.dtype) {
+    TO_ASSIGN_OR_RETURN(HostArray converted, HostArray::zeros(target, shape));
+    convert_elements(tensor.dtype, view.data, target, converted.data(), static_cast<size_t>(converted.element_count()));
+    view = owned.emplace_back(std::move(converted)).view();
+  }
+  return view;
+}
+
+Status read_checkpoint(const std::string& path, const PthOptions& options, pth::CheckpointData& impl) {
+  if (options.float_dtype && *options.float_dtype != DataType::kFloat32 &&
+      *options.float_dtype != DataType::kFloat16 && *options.float_dtype != DataType::kBFloat16)
+    return invalid_argument("float_dtype must be fp32, fp16 or bf16, not {}", data_type_name(*options.float_dtype));
+  TO_ASSIGN_OR_RETURN(pth::TorchArchive archive, pth::TorchArchive::open(path, options.limits));
+  auto unpickled = pth::unpickle(archive.pickle(), options.limits);
+  if (!unpickled.is_ok())
+    return unpickled.status().with_context(fmt::format("'{}', record '{}/data.pkl'", path, archive.folder()));
+  auto collected = pth::collect_tensors(*unpickled->root, options.key, options.limits);
+  if (!collected.is_ok()) return collected.status().with_context(fmt::format("'{}'", path));
+  if (collected->tensors.empty()) {
+    std::string skipped;
+    for (const std::string& note : collected->notes) skipped += "\n  " + note;
+    return not_found("'{}' holds no tensors{}{}", path,
+                     options.key.empty() ? std::string() : fmt::format(" under key '{}'", options.key), skipped);
+  }
+  impl.path = path;
+  impl.notes = std::move(collected->notes);
+  TO_RETURN_IF_ERROR(read_storages(path, archive, collected->tensors, impl.records));
+  for (const NamedTensorRef& named : collected->tensors) {
+    auto view = materialize(named, impl.records.at(named.tensor->storage->key), archive.big_endian(),
+                            options.float_dtype, impl.owned);
+    if (!view.is_ok()) return view.status().with_context(fmt::format("'{}', tensor '{}'", path, named.name));
+    impl.tensors.emplace(named.name, *view);
+    impl.order.push_back(named.name);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<PthCheckpoint> PthCheckpoint::read(const std::string& path, const PthOptions& options) {
+  // Allocation failures (a hostile file can ask for a lot) become a Status, never an exception
+  // through the API.
+  try {
+    auto impl = std::make_shared<Impl>();
+    TO_RETURN_IF_ERROR(read_checkpoint(path, options, *impl));
+    PthCheckpoint checkpoint;
+    checkpoint.impl_ = std::move(impl);
+    return checkpoint;
+  } catch (const std::bad_alloc&) {
+    return make_error(StatusCode::kFailedPrecondition, "reading '{}': out of memory", path);
+  }
+}
+
+const std::string& PthCheckpoint::path() const { return impl_->path; }
+const NamedArrayViews& PthCheckpoint::tensors() const { return impl_->tensors; }
+const std::vector<std::string>& PthCheckpoint::names_in_file_order() const { return impl_->order; }
+const std::vector<std::string>& PthCheckpoint::notes() const { return impl_->notes; }
+
+Result<PthConversion> convert_pth_to_safetensors(const std::string& pth_path, const std::string& safetensors_path,
+                                                 const PthOptions& options) {
+  struct stat in_info, out_info;
+  if (::stat(pth_path.c_str(), &in_info) == 0 && ::stat(safetensors_path.c_str(), &out_info) == 0 &&
+      in_info.st_dev == out_info.st_dev && in_info.st_ino == out_info.st_ino)
+    return invalid_argument("'{}' is the input itself; choose another output path", safetensors_path);
+
+  // The source hash reads the file on the second core while the first parses and copies.
+  std::future<Result<std::string>> hash;
+  try {
+    hash = std::async(std::launch::async, [pth_path] { return sha256_file_hex(pth_path); });
+  } catch (const std::exception&) {
+    hash = std::async(std::launch::deferred, [pth_path] { return sha256_file_hex(pth_path); });
+  }
+  auto checkpoint = PthCheckpoint::read(pth_path, options);
+  Result<std::string> sha256 = hash.get();
+  if (!checkpoint.is_ok()) return checkpoint.status();
+  if (!sha256.is_ok()) return sha256.status();
+
+  PthConversion conversion;
+  conversion.tensor_count = checkpoint->tensors().size();
+  conversion.source_sha256 = *sha256;
+  conversion.notes = checkpoint->notes();
+  SafetensorsWriteOptions write_options;
+  write_options.metadata = {
+      {"format", "pt"},
+      {"source_file", file_name(pth_path)},
+      {"source_sha256", conversion.source_sha256},
+      {"tensor_count", std::to_string(conversion.tensor_count)},
+      {"converter", "tensoracle " TENSORACLE_VERSION_STRING},
+  };
+  if (!options.key.empty()) write_options.metadata["source_key"] = options.key;
+  if (options.float_dtype) write_options.metadata["float_dtype"] = std::string(data_type_name(*options.float_dtype));
+  Status written;
+  try {
+    written = write_safetensors(safetensors_path, checkpoint->tensors(), write_options);
+  } catch (const std::bad_alloc&) {
+    written = make_error(StatusCode::kFailedPrecondition, "writing '{}': out of memory", safetensors_path);
+  }
+  if (!written.is_ok()) return written;
+  return conversion;
+}
+
+}  // namespace tensoracle
