@@ -31,7 +31,27 @@ Status check_header(const unsigned char* bytes, size_t size) {
   return Status::ok();
 }
 
-Result<std::vector<std::string>> read_kernels(Elf* elf) {
+// Whether [offset, offset + count * entry_size) lies inside a file of `size` bytes, overflow-safe.
+bool table_fits(uint64_t offset, uint64_t count, uint64_t entry_size, uint64_t size) {
+  if (offset > size) return false;
+  return entry_size == 0 || count <= (size - offset) / entry_size;
+}
+
+// A cubin the driver would load has every table and section it declares; libelf alone would
+// accept some truncated files because it only reads what is asked for.
+Status check_extents(const Elf64_Ehdr& header, uint64_t size) {
+  if (!table_fits(header.e_phoff, header.e_phnum, header.e_phentsize, size)) {
+    return corrupt_data("program header table ({} entries at offset {}) extends past the end of the file ({} bytes)",
+                        header.e_phnum, header.e_phoff, size);
+  }
+  if (!table_fits(header.e_shoff, header.e_shnum, header.e_shentsize, size)) {
+    return corrupt_data("section header table ({} entries at offset {}) extends past the end of the file ({} bytes)",
+                        header.e_shnum, header.e_shoff, size);
+  }
+  return Status::ok();
+}
+
+Result<std::vector<std::string>> read_kernels(Elf* elf, uint64_t file_size) {
   std::vector<std::string> kernels;
   size_t section_count = 0;
   if (elf_getshdrnum(elf, &section_count) != 0) return corrupt_data("bad section count: {}", elf_errmsg(-1));
@@ -39,6 +59,10 @@ Result<std::vector<std::string>> read_kernels(Elf* elf) {
   for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr; section = elf_nextscn(elf, section)) {
     GElf_Shdr header;
     if (gelf_getshdr(section, &header) == nullptr) return corrupt_data("bad section header: {}", elf_errmsg(-1));
+    if (header.sh_type != SHT_NOBITS && !table_fits(header.sh_offset, 1, header.sh_size, file_size)) {
+      return corrupt_data("section {} ({} bytes at offset {}) extends past the end of the file ({} bytes)",
+                          elf_ndxscn(section), header.sh_size, header.sh_offset, file_size);
+    }
     if (header.sh_type != SHT_SYMTAB) continue;
     found_symtab = true;
     if (header.sh_entsize == 0) return corrupt_data("symbol table has entry size 0");
@@ -85,6 +109,7 @@ Result<CubinInfo> read_cubin(const void* data, size_t size) {
   info.abi_version = header.e_ident[EI_ABIVERSION];
   info.e_flags = header.e_flags;
   TO_ASSIGN_OR_RETURN(info.sm, sm_from_elf_flags(header.e_ident[EI_ABIVERSION], header.e_flags));
+  TO_RETURN_IF_ERROR(check_extents(header, size));
 
   if (!libelf_ready()) return Status(StatusCode::kInternal, "libelf refused EV_CURRENT");
   // libelf's API takes a mutable buffer; reading never writes to it, but a private copy keeps the
@@ -92,7 +117,7 @@ Result<CubinInfo> read_cubin(const void* data, size_t size) {
   std::vector<char> copy(static_cast<const char*>(data), static_cast<const char*>(data) + size);
   std::unique_ptr<Elf, ElfCloser> elf(elf_memory(copy.data(), copy.size()));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return corrupt_data("libelf cannot read it: {}", elf_errmsg(-1));
-  TO_ASSIGN_OR_RETURN(info.kernels, read_kernels(elf.get()));
+  TO_ASSIGN_OR_RETURN(info.kernels, read_kernels(elf.get(), size));
   return info;
 }
 
