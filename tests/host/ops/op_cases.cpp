@@ -1,0 +1,302 @@
+// The harness cases: every layer, with sweeps over its attributes. Keep each case small.
+#include <fmt/format.h>
+
+#include "host/ops/op_harness.h"
+
+namespace tensoracle::testing {
+
+namespace {
+
+constexpr DataType kF32 = DataType::kFloat32;
+
+Tensor input(Network& n, const char* name, Dims d, DataType t = kF32) { return n.add_input(name, t, std::move(d)); }
+Tensor constant(Network& n, Dims d, uint64_t seed, DataType t = kF32, double lo = -1, double hi = 1) {
+  return n.add_constant(random_array(t, d, seed, lo, hi));
+}
+void output(Network& n, Tensor t) { n.mark_output(t, "y"); }
+
+void add(std::vector<OpCase>& cases, std::string op, std::string params, std::function<void(Network&)> build) {
+  cases.push_back(OpCase{std::move(op), std::move(params), std::move(build)});
+}
+
+void convolution_cases(std::vector<OpCase>& c) {
+  struct P {
+    Dims x, w;
+    std::vector<int64_t> stride, pad, dilation;
+    int64_t groups;
+    bool bias;
+  };
+  const P ps[] = {
+      {{1, 3, 9, 8}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {{2, 4, 10, 11}, {6, 2, 3, 2}, {2, 1}, {0, 1}, {1, 2}, 2, true},
+      {{1, 6, 7, 7}, {6, 1, 3, 3}, {1, 1}, {1, 1}, {2, 2}, 6, false},  // depthwise, dilated
+      {{1, 8, 5, 5}, {4, 8, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true},   // pointwise
+      {{2, 3, 13}, {5, 3, 4}, {3}, {2}, {1}, 1, true},                 // 1D
+      {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 3}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}, 1, true},  // 3D
+  };
+  for (const P& p : ps) {
+    add(c, "convolution",
+        fmt::format("x{} w{} s{} p{} d{} g{}{}", p.x.to_string(), p.w.to_string(), fmt::join(p.stride, ","),
+                    fmt::join(p.pad, ","), fmt::join(p.dilation, ","), p.groups, p.bias ? " bias" : ""),
+        [p](Network& n) {
+          Tensor b = p.bias ? constant(n, {p.w[0]}, 7) : Tensor{};
+          output(n, n.convolution(input(n, "x", p.x), constant(n, p.w, 5), b,
+                                  ConvolutionAttributes().set_stride(p.stride).set_padding(p.pad).set_dilation(p.dilation).set_groups(p.groups)));
+        });
+  }
+  add(c, "convolution", "asymmetric padding", [](Network& n) {
+    output(n, n.convolution(input(n, "x", {1, 2, 6, 6}), constant(n, {3, 2, 3, 3}, 5), {},
+                            ConvolutionAttributes().set_pre_padding({0, 2}).set_post_padding({1, 0})));
+  });
+  add(c, "deconvolution", "s2 p1 op1 bias", [](Network& n) {
+    output(n, n.deconvolution(input(n, "x", {1, 4, 5, 4}), constant(n, {4, 3, 3, 3}, 5), constant(n, {3}, 6),
+                              DeconvolutionAttributes().set_stride({2, 2}).set_padding({1, 1}).set_output_padding({1, 1})));
+  });
+  add(c, "deconvolution", "groups2 dilation2", [](Network& n) {
+    output(n, n.deconvolution(input(n, "x", {2, 4, 4, 5}), constant(n, {4, 2, 2, 3}, 5), {},
+                              DeconvolutionAttributes().set_groups(2).set_dilation({2, 1}).set_stride({1, 3})));
+  });
+}
+
+void matmul_cases(std::vector<OpCase>& c) {
+  struct P {
+    Dims a, b;
+    bool ta, tb;
+  };
+  const P ps[] = {{{5, 7}, {7, 3}, false, false},     {{2, 3, 4, 5}, {5, 6}, false, false},
+                  {{3, 1, 5, 4}, {2, 6, 5}, true, true}, {{7}, {2, 7, 3}, false, false},
+                  {{4, 7}, {7}, false, false},        {{2, 6, 3}, {2, 6, 4}, true, false}};
+  for (const P& p : ps)
+    add(c, "matmul", fmt::format("a{} b{} ta{} tb{}", p.a.to_string(), p.b.to_string(), p.ta, p.tb), [p](Network& n) {
+      output(n, n.matmul(input(n, "a", p.a), input(n, "b", p.b), MatMulAttributes().set_transpose_a(p.ta).set_transpose_b(p.tb)));
+    });
+}
+
+void elementwise_cases(std::vector<OpCase>& c) {
+  for (ElementwiseOp op : {ElementwiseOp::kAdd, ElementwiseOp::kSub, ElementwiseOp::kMul, ElementwiseOp::kDiv,
+                           ElementwiseOp::kMax, ElementwiseOp::kMin, ElementwiseOp::kLess,
+                           ElementwiseOp::kGreater, ElementwiseOp::kLessEqual, ElementwiseOp::kGreaterEqual})
+    add(c, "elementwise", fmt::format("{} broadcast [2,1,4]x[3,1]", enum_name(op)), [op](Network& n) {
+      output(n, n.elementwise(input(n, "a", {2, 1, 4}), input(n, "b", {3, 1}), ElementwiseAttributes().set_op(op)));
+    });
+  OpCase pow{"elementwise", "pow positive", [](Network& n) {
+               output(n, n.elementwise(input(n, "a", {3, 4}), input(n, "b", {4}),
+                                       ElementwiseAttributes().set_op(ElementwiseOp::kPow)));
+             }};
+  pow.low = 0.1;
+  pow.high = 2.0;
+  c.push_back(pow);
+  add(c, "elementwise", "equal int32 [6,1,4]x[8,1]", [](Network& n) {
+    output(n, n.elementwise(input(n, "a", {6, 1, 4}, DataType::kInt32), input(n, "b", {8, 1}, DataType::kInt32),
+                            ElementwiseAttributes().set_op(ElementwiseOp::kEqual)));
+  });
+  for (ElementwiseOp op : {ElementwiseOp::kAnd, ElementwiseOp::kOr})
+    add(c, "elementwise", fmt::format("{} bool", enum_name(op)), [op](Network& n) {
+      output(n, n.elementwise(input(n, "a", {4, 3}, DataType::kBool), input(n, "b", {3}, DataType::kBool),
+                              ElementwiseAttributes().set_op(op)));
+    });
+  add(c, "elementwise", "int32 div truncates", [](Network& n) {
+    output(n, n.div(input(n, "a", {16}, DataType::kInt32), input(n, "b", {16}, DataType::kInt32)));
+  });
+  add(c, "elementwise", "fp16 add", [](Network& n) {
+    output(n, n.add(input(n, "a", {3, 5}, DataType::kFloat16), input(n, "b", {5}, DataType::kFloat16)));
+  });
+}
+
+void unary_cases(std::vector<OpCase>& c) {
+  for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kLog, UnaryOp::kSqrt, UnaryOp::kRsqrt, UnaryOp::kRecip, UnaryOp::kAbs,
+                     UnaryOp::kNeg, UnaryOp::kSin, UnaryOp::kCos, UnaryOp::kErf, UnaryOp::kFloor, UnaryOp::kCeil,
+                     UnaryOp::kRound}) {
+    OpCase k{"unary", std::string(enum_name(op)),
+             [op](Network& n) { output(n, n.unary(input(n, "x", {4, 6}), UnaryAttributes().set_op(op))); }};
+    if (op == UnaryOp::kLog || op == UnaryOp::kSqrt || op == UnaryOp::kRsqrt) k.low = 0.05;
+    k.high = op == UnaryOp::kRound || op == UnaryOp::kFloor || op == UnaryOp::kCeil ? 4.0 : k.high;
+    c.push_back(k);
+  }
+  for (ActivationKind kind : {ActivationKind::kRelu, ActivationKind::kLeakyRelu, ActivationKind::kSigmoid,
+                              ActivationKind::kTanh, ActivationKind::kGeluErf, ActivationKind::kGeluTanh,
+                              ActivationKind::kSilu, ActivationKind::kSoftplus, ActivationKind::kClip,
+                              ActivationKind::kHardSigmoid, ActivationKind::kHardSwish})
+    add(c, "activation", std::string(enum_name(kind)), [kind](Network& n) {
+      output(n, n.activation(input(n, "x", {3, 7}), ActivationAttributes().set_kind(kind)));
+    });
+  add(c, "activation", "clip custom bf16", [](Network& n) {
+    output(n, n.activation(input(n, "x", {9}, DataType::kBFloat16),
+                           ActivationAttributes().set_kind(ActivationKind::kClip).set_alpha(-0.25).set_beta(0.5)));
+  });
+}
+
+void reduction_cases(std::vector<OpCase>& c) {
+  for (int64_t axis : {0, 1, -1})
+    add(c, "softmax", fmt::format("axis {}", axis), [axis](Network& n) {
+      output(n, n.softmax(input(n, "x", {3, 4, 5}), SoftmaxAttributes().set_axis(axis)));
+    });
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd})
+    for (bool keep : {false, true})
+      add(c, "reduce", fmt::format("{} axes 0,-1 keep {}", enum_name(op), keep), [op, keep](Network& n) {
+        output(n, n.reduce(input(n, "x", {3, 4, 5}), ReduceAttributes().set_op(op).set_axes({0, -1}).set_keep_dims(keep)));
+      });
+  add(c, "reduce", "sum all", [](Network& n) { output(n, n.reduce(input(n, "x", {3, 4, 5}), ReduceAttributes())); });
+  add(c, "top_k", "largest axis -1", [](Network& n) {
+    TopKOutputs t = n.top_k(input(n, "x", {3, 9}), TopKAttributes().set_k(4));
+    n.mark_output(t.values, "values");
+    n.mark_output(t.indices, "indices");
+  });
+  add(c, "top_k", "smallest axis 0", [](Network& n) {
+    TopKOutputs t = n.top_k(input(n, "x", {6, 3}), TopKAttributes().set_k(2).set_axis(0).set_largest(false));
+    n.mark_output(t.values, "values");
+    n.mark_output(t.indices, "indices");
+  });
+}
+
+void normalization_cases(std::vector<OpCase>& c) {
+  add(c, "layer_norm", "last dim affine", [](Network& n) {
+    output(n, n.layer_norm(input(n, "x", {2, 3, 8}), constant(n, {8}, 3), constant(n, {8}, 4)));
+  });
+  add(c, "layer_norm", "axis 1 no affine", [](Network& n) {
+    output(n, n.layer_norm(input(n, "x", {2, 3, 8}), {}, {}, LayerNormAttributes().set_axis(1).set_epsilon(1e-3)));
+  });
+  add(c, "rms_norm", "scale", [](Network& n) { output(n, n.rms_norm(input(n, "x", {4, 16}), constant(n, {16}, 3))); });
+  add(c, "group_norm", "groups 2", [](Network& n) {
+    output(n, n.group_norm(input(n, "x", {2, 4, 3, 3}), constant(n, {4}, 3), constant(n, {4}, 4),
+                           GroupNormAttributes().set_groups(2)));
+  });
+  add(c, "instance_norm", "affine", [](Network& n) {
+    output(n, n.instance_norm(input(n, "x", {2, 3, 5}), constant(n, {3}, 3), constant(n, {3}, 4)));
+  });
+  add(c, "batch_norm", "inference", [](Network& n) {
+    output(n, n.batch_norm(input(n, "x", {2, 3, 4, 4}), constant(n, {3}, 3), constant(n, {3}, 4), constant(n, {3}, 5),
+                           constant(n, {3}, 6, kF32, 0.5, 2.0)));
+  });
+}
+
+void spatial_cases(std::vector<OpCase>& c) {
+  for (PoolingKind kind : {PoolingKind::kMax, PoolingKind::kAverage})
+    for (bool ceil_mode : {false, true})
+      for (bool include_pad : {false, true})
+        add(c, "pooling", fmt::format("{} k3 s2 p1 ceil {} include_pad {}", enum_name(kind), ceil_mode, include_pad),
+            [=](Network& n) {
+              output(n, n.pooling(input(n, "x", {1, 2, 8, 9}), PoolingAttributes()
+                                                                   .set_kind(kind)
+                                                                   .set_window({3, 3})
+                                                                   .set_stride({2, 2})
+                                                                   .set_padding({1, 1})
+                                                                   .set_ceil_mode(ceil_mode)
+                                                                   .set_count_include_pad(include_pad)));
+            });
+  add(c, "pooling", "global average", [](Network& n) {
+    output(n, n.pooling(input(n, "x", {2, 3, 5, 4}), PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)));
+  });
+  add(c, "pooling", "max 1d", [](Network& n) {
+    output(n, n.pooling(input(n, "x", {2, 3, 11}), PoolingAttributes().set_window({4}).set_stride({3})));
+  });
+  for (ResizeMode mode : {ResizeMode::kNearest, ResizeMode::kLinear})
+    for (ResizeCoordinates co : {ResizeCoordinates::kAsymmetric, ResizeCoordinates::kHalfPixel, ResizeCoordinates::kAlignCorners})
+      add(c, "resize", fmt::format("{} {} 5x4 to 8x9", enum_name(mode), enum_name(co)), [=](Network& n) {
+        output(n, n.resize(input(n, "x", {1, 2, 5, 4}), ResizeAttributes().set_mode(mode).set_coordinates(co).set_output_size({8, 9})));
+      });
+  add(c, "grid_sample", "bilinear zeros", [](Network& n) {
+    Tensor grid = constant(n, {1, 4, 5, 2}, 9, kF32, -1.2, 1.2);
+    output(n, n.grid_sample(input(n, "x", {1, 2, 6, 7}), grid));
+  });
+  add(c, "grid_sample", "nearest border align", [](Network& n) {
+    Tensor grid = constant(n, {2, 3, 3, 2}, 9, kF32, -1.2, 1.2);
+    output(n, n.grid_sample(input(n, "x", {2, 2, 5, 5}), grid,
+                            GridSampleAttributes().set_mode(GridSampleMode::kNearest).set_padding(GridSamplePadding::kBorder).set_align_corners(true)));
+  });
+}
+
+void shuffle_cases(std::vector<OpCase>& c) {
+  add(c, "reshape", "0 and -1", [](Network& n) {
+    output(n, n.reshape(input(n, "x", {2, 3, 4}), ReshapeAttributes().set_shape({0, -1})));
+  });
+  add(c, "transpose", "0 2 3 1", [](Network& n) {
+    output(n, n.transpose(input(n, "x", {2, 3, 4, 5}), TransposeAttributes().set_perm({0, 2, 3, 1})));
+  });
+  add(c, "concat", "axis 1 three inputs", [](Network& n) {
+    output(n, n.concat({input(n, "a", {2, 1, 3}), input(n, "b", {2, 4, 3}), input(n, "c", {2, 2, 3})},
+                       ConcatAttributes().set_axis(1)));
+  });
+  add(c, "slice", "strided and reversed", [](Network& n) {
+    output(n, n.slice(input(n, "x", {4, 9}), SliceAttributes().set_start({3, 1}).set_size({2, 4}).set_stride({-2, 2})));
+  });
+  for (PadMode mode : {PadMode::kConstant, PadMode::kReflect, PadMode::kReplicate, PadMode::kCircular})
+    add(c, "pad", fmt::format("{} pre 1,2 post 2,0", enum_name(mode)), [mode](Network& n) {
+      output(n, n.pad(input(n, "x", {2, 4, 5}), PadAttributes().set_pre({1, 2}).set_post({2, 0}).set_mode(mode).set_value(0.5)));
+    });
+  add(c, "gather", "embedding axis 0", [](Network& n) {
+    HostArray ids = HostArray::zeros(DataType::kInt64, {2, 3}).value();
+    const int64_t values[] = {4, 0, 9, -1, 2, 2};
+    std::copy(values, values + 6, ids.data_as<int64_t>());
+    output(n, n.gather(input(n, "table", {10, 4}), n.add_constant(std::move(ids))));
+  });
+  add(c, "gather", "axis 1 int32", [](Network& n) {
+    HostArray ids = HostArray::zeros(DataType::kInt32, {2}).value();
+    ids.data_as<int32_t>()[0] = 2;
+    output(n, n.gather(input(n, "x", {3, 4, 2}), n.add_constant(std::move(ids)), GatherAttributes().set_axis(1)));
+  });
+  add(c, "select", "broadcast", [](Network& n) {
+    output(n, n.select(input(n, "c", {3, 1}, DataType::kBool), input(n, "a", {4}), input(n, "b", {3, 4})));
+  });
+  for (DataType t : {DataType::kFloat16, DataType::kBFloat16, DataType::kInt32, DataType::kBool, DataType::kFloat8E4M3}) {
+    OpCase k{"cast", fmt::format("fp32 to {}", data_type_name(t)), [t](Network& n) { output(n, n.cast(input(n, "x", {17}), t)); }};
+    k.low = -4;  // integer casts truncate toward zero: keep some non-zero results
+    k.high = 4;
+    c.push_back(k);
+  }
+}
+
+void attention_cases(std::vector<OpCase>& c) {
+  add(c, "attention", "plain", [](Network& n) {
+    output(n, n.attention(input(n, "q", {2, 3, 5, 4}), input(n, "k", {2, 3, 6, 4}), input(n, "v", {2, 3, 6, 3}), {}));
+  });
+  add(c, "attention", "causal scale", [](Network& n) {
+    output(n, n.attention(input(n, "q", {2, 5, 4}), input(n, "k", {2, 5, 4}), input(n, "v", {2, 5, 4}), {},
+                          AttentionAttributes().set_causal(true).set_scale(0.3)));
+  });
+  add(c, "attention", "additive mask", [](Network& n) {
+    output(n, n.attention(input(n, "q", {1, 2, 4, 8}), input(n, "k", {1, 2, 6, 8}), input(n, "v", {1, 2, 6, 8}),
+                          input(n, "m", {4, 6})));
+  });
+  add(c, "attention", "bool mask", [](Network& n) {
+    output(n, n.attention(input(n, "q", {3, 4, 8}), input(n, "k", {3, 6, 8}), input(n, "v", {3, 6, 2}),
+                          input(n, "m", {3, 1, 6}, DataType::kBool)));
+  });
+}
+
+void quantization_cases(std::vector<OpCase>& c) {
+  for (DataType t : {DataType::kInt8, DataType::kFloat8E4M3}) {
+    add(c, "quantize", fmt::format("{} per tensor", data_type_name(t)), [t](Network& n) {
+      output(n, n.quantize(input(n, "x", {4, 6}), constant(n, {}, 3, kF32, 0.004, 0.01), QuantizeAttributes().set_output_type(t)));
+    });
+    add(c, "quantize", fmt::format("{} per channel", data_type_name(t)), [t](Network& n) {
+      output(n, n.quantize(input(n, "x", {2, 3, 4}), constant(n, {3}, 3, kF32, 0.002, 0.02), QuantizeAttributes().set_output_type(t)));
+    });
+    add(c, "dequantize", fmt::format("{} per channel axis 0", data_type_name(t)), [t](Network& n) {
+      output(n, n.dequantize(input(n, "q", {3, 5}, t), constant(n, {3}, 3, kF32, 0.01, 0.1),
+                             DequantizeAttributes().set_axis(0)));
+    });
+  }
+}
+
+}  // namespace
+
+const std::vector<OpCase>& all_op_cases() {
+  static const std::vector<OpCase> cases = [] {
+    std::vector<OpCase> c;
+    convolution_cases(c);
+    matmul_cases(c);
+    elementwise_cases(c);
+    unary_cases(c);
+    reduction_cases(c);
+    normalization_cases(c);
+    spatial_cases(c);
+    shuffle_cases(c);
+    attention_cases(c);
+    quantization_cases(c);
+    return c;
+  }();
+  return cases;
+}
+
+}  // namespace tensoracle::testing
