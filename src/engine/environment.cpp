@@ -1,0 +1,75 @@
+// The environment: equality, probing, JSON text.
+#include <sys/utsname.h>
+
+#include <tuple>
+
+#include "core/errors.h"
+#include "engine/cuda_probe.h"
+#include "engine/environment_json.h"
+#include "io/strict_json.h"
+#include "tensoracle/environment.h"
+#include "tensoracle/version.h"
+
+namespace tensoracle {
+
+std::string GpuProperties::compute_capability() const {
+  return fmt::format("{}.{}", compute_capability_major, compute_capability_minor);
+}
+
+bool GpuProperties::operator==(const GpuProperties& other) const {
+  const auto fields = [](const GpuProperties& g) {
+    return std::tie(g.name, g.compute_capability_major, g.compute_capability_minor, g.sm_count, g.l2_cache_bytes,
+                    g.memory_bus_width_bits, g.shared_memory_per_block_optin_bytes, g.shared_memory_per_sm_bytes,
+                    g.total_memory_bytes, g.ecc_enabled, g.integrated);
+  };
+  return fields(*this) == fields(other);
+}
+
+bool CudaVersions::operator==(const CudaVersions& other) const {
+  return runtime == other.runtime && driver == other.driver && cublaslt == other.cublaslt && cudnn == other.cudnn;
+}
+
+bool PluginIdentity::operator==(const PluginIdentity& other) const {
+  return name == other.name && version == other.version && library_sha256 == other.library_sha256 &&
+         bundle_manifest_sha256 == other.bundle_manifest_sha256;
+}
+
+bool Environment::operator==(const Environment& other) const {
+  return environment_to_json_value(*this) == environment_to_json_value(other);
+}
+
+Result<Environment> probe_environment(std::string_view backend) {
+  if (backend != "cpu" && backend != "cuda")
+    return invalid_argument("unknown backend '{}' (expected cpu or cuda)", backend);
+  Environment environment;
+  environment.backend = std::string(backend);
+  environment.tensoracle_version = TENSORACLE_VERSION_STRING;
+  struct utsname names {};
+  if (::uname(&names) == 0) {
+    environment.os = names.sysname;
+    environment.cpu_arch = names.machine;
+  } else {
+    environment.os = "unknown";
+    environment.cpu_arch = "unknown";
+  }
+  if (backend == "cpu") {
+    environment.cuda_unavailable_reason = "the cpu backend does not use CUDA";
+    return environment;
+  }
+  CudaProbe probe = probe_cuda();
+  environment.gpu = std::move(probe.gpu);
+  environment.cuda = std::move(probe.cuda);
+  environment.cuda_unavailable_reason = std::move(probe.unavailable_reason);
+  return environment;
+}
+
+std::string environment_to_json(const Environment& environment) {
+  return environment_to_json_value(environment).dump(2);
+}
+
+Result<Environment> environment_from_json(std::string_view json_text, const std::string& source) {
+  TO_ASSIGN_OR_RETURN(nlohmann::json value, parse_strict_json(json_text, source));
+  return environment_from_json_value(value, source);
+}
+
+}  // namespace tensoracle
