@@ -68,8 +68,9 @@ class Collector {
       for (size_t i = 0; i < value.items.size(); ++i)
         TO_RETURN_IF_ERROR(visit(*value.items[i], join(name, std::to_string(i)), depth + 1));
     }
-    // A container holding no tensor is one note, not one per value (optimizer param_groups).
-    if (out_.tensors.size() == tensors_before && out_.notes.size() - notes_before > 1) {
+    // A container holding no tensor is one note, not one per value (optimizer param_groups);
+    // the outermost such container names it. The root keeps its details.
+    if (!name.empty() && out_.tensors.size() == tensors_before && out_.notes.size() > notes_before) {
       out_.notes.resize(notes_before);
       out_.notes.push_back(fmt::format("skipped '{}' ({} without tensors)", name, object_kind_name(value.kind)));
     }
