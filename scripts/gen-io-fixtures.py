@@ -5,10 +5,12 @@
                                     expected.json: every array's dtype, shape and values as the
                                     writing library sees them (floats as JSON numbers, non-finite
                                     ones as "nan", "inf", "-inf"; integers exact).
-  gen-io-fixtures.py describe FILE  prints what the reference libraries read from a .safetensors,
-                                    .npy or .npz file: per array dtype, shape and the SHA-256 of its
-                                    little-endian C-order bytes, plus safetensors metadata. The C++
-                                    tests use it to check that those libraries read tensoracle's files.
+  gen-io-fixtures.py describe FILE...
+                                    prints, as one JSON object keyed by path, what the reference
+                                    libraries read from each .safetensors, .npy or .npz file: per
+                                    array dtype, shape and the SHA-256 of its little-endian C-order
+                                    bytes, plus safetensors metadata. The C++ tests use it to check
+                                    that those libraries read tensoracle's files.
 
 Writers: the `safetensors` package (its Rust core) for .safetensors, numpy for .npy/.npz, and
 ml_dtypes for bfloat16/float8 values (stored with the descr names 'bfloat16', 'float8_e4m3fn',
@@ -192,13 +194,13 @@ def describe(path):
             out["arrays"][name] = {"dtype": NAME_OF_NUMPY.get(array.dtype.newbyteorder("="), str(array.dtype)),
                                    "shape": list(array.shape),
                                    "sha256": hashlib.sha256(little_endian_bytes(array)).hexdigest()}
-    json.dump(out, sys.stdout, sort_keys=True)
-    print()
+    return out
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "describe":
-        describe(sys.argv[2])
+    if len(sys.argv) >= 3 and sys.argv[1] == "describe":
+        json.dump({path: describe(path) for path in sys.argv[2:]}, sys.stdout, sort_keys=True)
+        print()
     elif len(sys.argv) <= 2:
         generate(sys.argv[1] if len(sys.argv) == 2 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "io"))
     else:

@@ -105,11 +105,14 @@ inline void expect_matches_record(const ArrayView& actual, const nlohmann::json&
 inline std::string python_path() { return std::string(TENSORACLE_SOURCE_DIR) + "/.venv/bin/python"; }
 inline bool have_python() { return std::filesystem::exists(python_path()); }
 
-// What numpy/ml_dtypes/safetensors read from `path` (gen-io-fixtures.py describe): per array
-// dtype, shape and the SHA-256 of its little-endian C-order bytes, plus safetensors metadata.
-inline nlohmann::json describe_with_python(const std::string& path) {
-  const std::string command = "'" + python_path() + "' '" + std::string(TENSORACLE_SOURCE_DIR) +
-                              "/scripts/gen-io-fixtures.py' describe '" + path + "' 2>&1";
+// What numpy/ml_dtypes/safetensors read from each of `paths` (gen-io-fixtures.py describe), keyed
+// by path: per array dtype, shape and the SHA-256 of its little-endian C-order bytes, plus
+// safetensors metadata. Null (and a test failure) when they could not read a file.
+inline nlohmann::json describe_with_python(const std::vector<std::string>& paths) {
+  std::string command = "'" + python_path() + "' '" + std::string(TENSORACLE_SOURCE_DIR) +
+                        "/scripts/gen-io-fixtures.py' describe";
+  for (const auto& path : paths) command += " '" + path + "'";
+  command += " 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return nullptr;
   std::string output;
@@ -117,9 +120,14 @@ inline nlohmann::json describe_with_python(const std::string& path) {
   size_t n;
   while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
   const int status = ::pclose(pipe);
-  EXPECT_EQ(status, 0) << "the reference libraries could not read " << path << ":\n" << output;
+  EXPECT_EQ(status, 0) << "the reference libraries could not read the files:\n" << output;
   if (status != 0) return nullptr;
   return nlohmann::json::parse(output);
+}
+
+inline nlohmann::json describe_with_python(const std::string& path) {
+  const nlohmann::json seen = describe_with_python(std::vector<std::string>{path});
+  return seen.is_null() ? seen : seen.at(path);
 }
 
 inline std::string sha256_of(const ArrayView& view) { return sha256_hex(view.data, view.byte_size()); }

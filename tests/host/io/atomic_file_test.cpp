@@ -1,0 +1,76 @@
+// write_file_atomically: the target holds the old or the complete new contents, never a mix, and
+// failures leave nothing behind.
+#include "io/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "io_test_support.h"
+
+namespace tensoracle {
+namespace {
+
+using testing::TempDir;
+
+size_t entries_in(const std::string& directory) {
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(directory), {}));
+}
+
+TEST(WriteFileAtomically, CreatesAndReplaces) {
+  TempDir dir;
+  const std::string path = dir.file("f.bin");
+  ASSERT_TRUE(write_file_atomically(path, "first", 5).is_ok());
+  EXPECT_EQ(testing::read_bytes(path), "first");
+  ASSERT_TRUE(write_file_atomically(path, [](AtomicFileWriter& writer) -> Status {
+                TO_RETURN_IF_ERROR(writer.write("se"));
+                TO_RETURN_IF_ERROR(writer.write_zeros(3));
+                EXPECT_EQ(writer.size(), 5u);
+                return writer.write("cond");
+              }).is_ok());
+  EXPECT_EQ(testing::read_bytes(path), std::string("se\0\0\0cond", 9));
+  EXPECT_EQ(entries_in(dir.path()), 1u);
+}
+
+TEST(WriteFileAtomically, AFailingWriterLeavesTheOldFileAndNoTemporary) {
+  TempDir dir;
+  const std::string path = dir.file("f.bin");
+  ASSERT_TRUE(write_file_atomically(path, "old", 3).is_ok());
+  Status status = write_file_atomically(path, [](AtomicFileWriter& writer) -> Status {
+    TO_RETURN_IF_ERROR(writer.write("partial new contents"));
+    return Status(StatusCode::kInvalidArgument, "the producer gave up");
+  });
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_EQ(status.message(), "the producer gave up");
+  EXPECT_EQ(testing::read_bytes(path), "old");
+  EXPECT_EQ(entries_in(dir.path()), 1u);
+}
+
+TEST(WriteFileAtomically, HonoursTheUmaskLikeOpen) {
+  TempDir dir;
+  const mode_t previous = ::umask(022);
+  ASSERT_TRUE(write_file_atomically(dir.file("f.bin"), "x", 1).is_ok());
+  ::umask(previous);
+  struct stat info {};
+  ASSERT_EQ(::stat(dir.file("f.bin").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0644u);
+}
+
+TEST(WriteFileAtomically, ReportsAMissingDirectory) {
+  TempDir dir;
+  Status status = write_file_atomically(dir.file("no/such/dir/f.bin"), "x", 1);
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_EQ(status.code(), StatusCode::kIoError);
+  EXPECT_NE(status.message().find("no/such/dir"), std::string::npos) << status.message();
+}
+
+TEST(WriteFileAtomically, RefusesADirectoryPath) {
+  TempDir dir;
+  Status status = write_file_atomically(dir.path() + "/", "x", 1);
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tensoracle
