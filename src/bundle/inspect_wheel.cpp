@@ -57,6 +57,11 @@ class ZipFiles final : public bundle::BundleFiles {
       if (n == 0) return corrupt_data("'{}' ends after {} of {} bytes", name, done, bytes.size());
       done += static_cast<zip_uint64_t>(n);
     }
+    // libzip verifies the entry's CRC-32 when it reaches the end of the data: read up to there.
+    char extra = 0;
+    const zip_int64_t tail = zip_fread(file.get(), &extra, 1);
+    if (tail < 0) return corrupt_data("cannot read '{}' from the archive: {}", name, zip_file_strerror(file.get()));
+    if (tail > 0) return corrupt_data("'{}' is longer than its recorded size", name);
     return bytes;
   }
 
