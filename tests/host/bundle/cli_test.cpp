@@ -1,0 +1,90 @@
+// `tensoracle bundle ...` exit statuses: 0 all checks pass, 1 some failed, 2 usage or input error.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+
+#include "host/bundle/bundle_test_util.h"
+
+namespace tensoracle {
+namespace {
+
+using namespace tensoracle::testing;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CliRun run_cli(const std::string& arguments) {
+  CliRun run;
+  const std::string command = std::string(TENSORACLE_CLI_PATH) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+const std::string kExample = TENSORACLE_SOURCE_DIR "/examples/bundle_example";
+
+TEST(BundleCli, CompileThenInspect) {
+  ScratchDir scratch;
+  const CliRun compile = run_cli("bundle compile --name ex --version 1 --src " + quoted(kExample + "/kernels/binary.cu") +
+                              " --arch sm_90 --out " + quoted(scratch / "b") + " -- -lineinfo");
+  ASSERT_EQ(compile.exit_code, 0) << compile.output;
+  EXPECT_NE(compile.output.find("sm_90/binary.cubin"), std::string::npos) << compile.output;
+  EXPECT_EQ(read_bundle_manifest(scratch / "b")->compiler.flags, (std::vector<std::string>{"-cubin", "-lineinfo"}));
+
+  const CliRun inspect = run_cli("bundle inspect " + quoted(scratch / "b"));
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+  EXPECT_NE(inspect.output.find("PASS cubin_arch"), std::string::npos) << inspect.output;
+}
+
+TEST(BundleCli, InspectJsonAndPlugin) {
+  const CliRun run = run_cli("bundle inspect --json " + quoted(example_bundle().string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto json = nlohmann::json::parse(run.output);
+  EXPECT_EQ(json["passed"], true);
+  // The example declaration names architectures the test bundle lacks.
+  const CliRun with_plugin =
+      run_cli("bundle inspect --plugin " + quoted(kExample + "/plugin.json") + " " + quoted(example_bundle().string()));
+  EXPECT_EQ(with_plugin.exit_code, 1) << with_plugin.output;
+  EXPECT_NE(with_plugin.output.find("FAIL plugin_architectures  sm_80"), std::string::npos) << with_plugin.output;
+}
+
+TEST(BundleCli, FailedCheckExitsOne) {
+  ScratchDir scratch;
+  const fs::path bundle = copy_example_bundle(scratch);
+  write_bytes(bundle / "sm_90/binary.cubin", "garbage");
+  EXPECT_EQ(run_cli("bundle inspect " + quoted(bundle.string())).exit_code, 1);
+  write_bytes(scratch.path() / "bad.whl", "not a zip");
+  EXPECT_EQ(run_cli("bundle inspect-wheel " + quoted(scratch / "bad.whl")).exit_code, 1);
+}
+
+TEST(BundleCli, UsageAndInputErrorsExitTwo) {
+  ScratchDir scratch;
+  EXPECT_EQ(run_cli("bundle inspect /nonexistent/bundle").exit_code, 2);
+  EXPECT_EQ(run_cli("bundle inspect-wheel /nonexistent/w.whl").exit_code, 2);
+  EXPECT_EQ(run_cli("bundle inspect").exit_code, 2);
+  write_bytes(scratch.path() / "decl.json", "{\"name\": \"p\"}");
+  EXPECT_EQ(run_cli("bundle inspect --plugin " + quoted(scratch / "decl.json") + " " +
+                    quoted(example_bundle().string()))
+                .exit_code,
+            2);
+  const CliRun bad_arch = run_cli("bundle compile --name a --version 1 --src " + quoted(kExample + "/kernels/binary.cu") +
+                               " --arch sm_50 --out " + quoted(scratch / "b"));
+  EXPECT_EQ(bad_arch.exit_code, 2);
+  EXPECT_NE(bad_arch.output.find("cannot compile for sm_50"), std::string::npos) << bad_arch.output;
+  EXPECT_EQ(run_cli("bundle compile --name a --version 1 --src x.cu --arch ninety --out " + quoted(scratch / "c"))
+                .exit_code,
+            2);
+  EXPECT_FALSE(fs::exists(scratch.path() / "b"));
+}
+
+}  // namespace
+}  // namespace tensoracle
