@@ -214,7 +214,8 @@ std::vector<Tensor> Network::Impl::layer(Network& net, OpKind kind, std::vector<
                                          std::vector<Tensor> optional, AttributeMap attrs, std::string name) {
   if (any_invalid(required)) {
     if (status.is_ok())
-      fail(invalid_argument("layer '{}' ({}): a required input is not a valid tensor", name, op_kind_name(kind)));
+      fail(invalid_argument("layer '{}' ({}): a required input is not a valid tensor",
+                            name.empty() ? "<unnamed>" : name, op_kind_name(kind)));
     return {};
   }
   for (Tensor t : optional) required.push_back(t);
