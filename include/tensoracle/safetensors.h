@@ -43,6 +43,8 @@ class SafetensorsFile {
   // Tensors in file order (by begin offset).
   const std::vector<SafetensorsTensorInfo>& tensors() const;
   bool contains(const std::string& name) const;
+  // The tensor's entry, or nullptr; valid while the file object (or a copy) lives.
+  const SafetensorsTensorInfo* find(std::string_view name) const;
   // Zero-copy view into the mapping. Not-found errors list a few nearby names.
   Result<ArrayView> view(const std::string& name) const;
   uint64_t file_size() const;

@@ -13,10 +13,10 @@ struct SafetensorsFile::Impl {
   std::shared_ptr<const MappedFile> file;
   SafetensorsLayout layout;
 
-  const SafetensorsTensorInfo* find(const std::string& name) const {
+  const SafetensorsTensorInfo* find(std::string_view name) const {
     const auto& tensors = layout.tensors;
     const auto it = std::lower_bound(layout.by_name.begin(), layout.by_name.end(), name,
-                                     [&](uint32_t index, const std::string& key) { return tensors[index].name < key; });
+                                     [&](uint32_t index, std::string_view key) { return tensors[index].name < key; });
     if (it == layout.by_name.end() || tensors[*it].name != name) return nullptr;
     return &tensors[*it];
   }
@@ -37,6 +37,7 @@ const std::string& SafetensorsFile::path() const { return impl_->file->path(); }
 const std::map<std::string, std::string>& SafetensorsFile::metadata() const { return impl_->layout.metadata; }
 const std::vector<SafetensorsTensorInfo>& SafetensorsFile::tensors() const { return impl_->layout.tensors; }
 bool SafetensorsFile::contains(const std::string& name) const { return impl_->find(name) != nullptr; }
+const SafetensorsTensorInfo* SafetensorsFile::find(std::string_view name) const { return impl_->find(name); }
 uint64_t SafetensorsFile::file_size() const { return impl_->file->size(); }
 
 Result<ArrayView> SafetensorsFile::view(const std::string& name) const {

@@ -145,7 +145,8 @@ TEST(SafetensorsMalformed, ZeroSizedTensorsMayShareAnOffset) {
 class MalformedIndex : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_bytes(dir_.file("a.safetensors"), safetensors_bytes("{" + tensor("x", "U8", "[2]", "[0,2]") + "}", "ab"));
+    write_bytes(dir_.file("a.safetensors"),
+                safetensors_bytes("{" + tensor("x", "U8", "[2]", "[0,2]") + "," + tensor("w", "I8", "[1]", "[2,3]") + "}", "abc"));
     write_bytes(dir_.file("b.safetensors"), safetensors_bytes("{" + tensor("y", "U8", "[1]", "[0,1]") + "}", "c"));
   }
   // Opens an index with `json` as its text; returns the error message (empty when it opened).
@@ -161,7 +162,9 @@ class MalformedIndex : public ::testing::Test {
 };
 
 TEST_F(MalformedIndex, AConsistentIndexOpens) {
-  EXPECT_EQ(open_index(R"({"metadata": {"total_size": 3}, "weight_map": {"x": "a.safetensors", "y": "b.safetensors"}})"), "");
+  EXPECT_EQ(open_index(R"({"metadata": {"total_size": 4}, "weight_map": {"x": "a.safetensors", "w": "a.safetensors",
+                                                                     "y": "b.safetensors"}})"),
+            "");
 }
 
 TEST_F(MalformedIndex, EachInconsistencyIsNamed) {
@@ -172,19 +175,24 @@ TEST_F(MalformedIndex, EachInconsistencyIsNamed) {
       {R"({"weight_map": []})", "field 'weight_map' must be an object, got array"},
       {R"({"weight_map": {"x": 1}})", "tensor 'x' must map to a file name, got number"},
       {R"({"metadata": 5, "weight_map": {}})", "field 'metadata' must be an object"},
+      {R"({"metadata": {"a": {}}, "weight_map": {}})", "the value of 'a' must be a string, number, boolean or null"},
+      {R"({"metadata": {"a": "1", "a": "2"}, "weight_map": {}})", "field 'metadata' has the key 'a' twice"},
+      {R"({"weight_map": {}, "weight_map": {}})", "the key 'weight_map' appears twice"},
+      {R"({"weight_map": {"x": ["a.safetensors"]}})", "tensor 'x' must map to a file name, got array"},
       {R"({"weight_map": {"x": "/etc/a.safetensors"}})", "absolute path '/etc/a.safetensors'"},
       {R"({"weight_map": {"x": "../a.safetensors"}})", "leaves the index's directory"},
       {R"({"weight_map": {"x": "sub/../../a.safetensors"}})", "leaves the index's directory"},
       {R"({"weight_map": {"x": ""}})", "maps to an empty file name"},
-      {R"({"weight_map": {"x": "a.safetensors", "x": "b.safetensors"}})", "duplicate key 'x'"},
+      {R"({"weight_map": {"x": "a.safetensors", "x": "b.safetensors"}})", "field 'weight_map' lists tensor 'x' twice"},
       {R"({"weight_map": {"x": "a.safetensors", "y": "c.safetensors"}})", "c.safetensors"},
       {R"({"weight_map": {"x": "a.safetensors", "y": "b.safetensors", "z": "b.safetensors"}})",
        "maps tensor 'z' to 'b.safetensors', which does not contain it"},
-      {R"({"weight_map": {"x": "a.safetensors"}, "other": 1})", ""},  // unknown top-level keys are ignored
-      {R"({"weight_map": {"y": "a.safetensors"}})", "shard 'a.safetensors' holds tensor 'x', which the index does not list"},
-      {R"({"weight_map": {"x": "b.safetensors", "y": "a.safetensors"}})", "the index maps it to"},
+      {R"({"weight_map": {"x": "a.safetensors", "w": "a.safetensors"}, "other": [{"x": 1}]})", ""},  // ignored
+      {R"({"weight_map": {"x": "a.safetensors"}})", "shard 'a.safetensors' holds tensor 'w', which the index does not list"},
+      {R"({"weight_map": {"x": "b.safetensors", "w": "a.safetensors"}})",
+       "the index maps tensor 'x' to 'b.safetensors', which does not contain it"},
       {std::string(R"({"weight_map": {}})") + '\0' + "junk", "a NUL byte at offset 18"},
-      {R"({"metadata": )" + nested("[", "]", 100000) + R"(, "weight_map": {}})", "deeper than 64 levels"},
+      {R"({"other": )" + nested("[", "]", 100000) + R"(, "weight_map": {}})", "deeper than 64 levels"},
   };
   for (const auto& [json, expected] : cases) {
     SCOPED_TRACE(json.substr(0, 80));
@@ -198,8 +206,10 @@ TEST_F(MalformedIndex, EachInconsistencyIsNamed) {
 }
 
 TEST_F(MalformedIndex, ATensorInTwoShardsIsRejected) {
-  write_bytes(dir_.file("c.safetensors"), safetensors_bytes("{" + tensor("x", "U8", "[1]", "[0,1]") + "}", "d"));
-  const std::string message = open_index(R"({"weight_map": {"x": "a.safetensors", "y": "c.safetensors"}})");
+  write_bytes(dir_.file("c.safetensors"),
+              safetensors_bytes("{" + tensor("x", "U8", "[1]", "[0,1]") + "," + tensor("y", "U8", "[1]", "[1,2]") + "}", "de"));
+  const std::string message =
+      open_index(R"({"weight_map": {"x": "a.safetensors", "w": "a.safetensors", "y": "c.safetensors"}})");
   EXPECT_NE(message.find("tensor 'x' is in shard 'c.safetensors', but the index maps it to 'a.safetensors'"),
             std::string::npos)
       << message;
@@ -207,7 +217,8 @@ TEST_F(MalformedIndex, ATensorInTwoShardsIsRejected) {
 
 TEST_F(MalformedIndex, ACorruptShardIsReportedWithItsPath) {
   write_bytes(dir_.file("b.safetensors"), "junk");
-  const std::string message = open_index(R"({"weight_map": {"x": "a.safetensors", "y": "b.safetensors"}})");
+  const std::string message =
+      open_index(R"({"weight_map": {"x": "a.safetensors", "w": "a.safetensors", "y": "b.safetensors"}})");
   EXPECT_NE(message.find("b.safetensors"), std::string::npos) << message;
   EXPECT_NE(message.find("fewer than the 8-byte header length"), std::string::npos) << message;
 }
