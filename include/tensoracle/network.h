@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -198,5 +199,18 @@ Result<std::string> structural_hash(const Network& network);
 std::string to_text(const Network& network);
 // The same as JSON: {"inputs": [...], "layers": [...], "outputs": [...]}.
 std::string to_json(const Network& network, int indent = 2);
+
+// The bytes of a constant when a network is read back: given the layer name, its "source"
+// ("weights:<name>" or "") and its recorded SHA-256, a view plus what keeps it alive.
+struct ConstantBytes {
+  ArrayView view;
+  std::shared_ptr<const void> owner;
+};
+using ConstantResolver =
+    std::function<Result<ConstantBytes>(const std::string& layer, const std::string& source, const std::string& sha256)>;
+
+// Rebuilds a network from to_json's output through add_layer (so inference re-checks every
+// layer). Each constant's bytes come from `constants` and must match the recorded SHA-256.
+Result<Network> network_from_json(const std::string& json, const ConstantResolver& constants);
 
 }  // namespace tensoracle

@@ -134,3 +134,48 @@ TEST(Network, CopiesAreIndependent) {
 
 }  // namespace
 }  // namespace tensoracle
+
+namespace tensoracle {
+namespace {
+
+TEST(NetworkJson, RoundTripKeepsTheStructuralHash) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {-1, 3, 8, 8});
+  HostArray w = HostArray::zeros(DataType::kFloat32, {4, 3, 3, 3}).value();
+  for (int64_t i = 0; i < w.element_count(); ++i) w.data_as<float>()[i] = 0.01f * static_cast<float>(i);
+  Tensor y = net.convolution(x, net.add_constant(std::move(w), "w"), {},
+                             ConvolutionAttributes().set_padding({1, 1}).set_name("conv"));
+  y = net.activation(y, ActivationAttributes().set_kind(ActivationKind::kLeakyRelu).set_alpha(0.2));
+  TopKOutputs top = net.top_k(net.reduce(y, ReduceAttributes().set_axes({2, 3})), TopKAttributes().set_k(2));
+  net.mark_output(top.values, "values");
+  net.mark_output(top.indices, "indices");
+  ASSERT_TRUE(net.status().is_ok()) << net.status().to_string();
+
+  const Node& constant = net.node(0);
+  ConstantResolver resolver = [&](const std::string& layer, const std::string&, const std::string&) -> Result<ConstantBytes> {
+    EXPECT_EQ(layer, "w");
+    return ConstantBytes{constant.constant->view, constant.constant->owner};
+  };
+  auto back = network_from_json(to_json(net), resolver);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(structural_hash(*back).value(), structural_hash(net).value());
+  EXPECT_EQ(to_json(*back), to_json(net));
+}
+
+TEST(NetworkJson, RejectsConstantsWithOtherBytesAndMalformedDocuments) {
+  Network net;
+  Tensor c = net.add_constant(HostArray::zeros(DataType::kFloat32, {2}).value(), "c");
+  net.mark_output(net.relu(c), "y");
+  auto other = std::make_shared<HostArray>(HostArray::zeros(DataType::kFloat32, {2}).value());
+  other->data_as<float>()[1] = 1.0f;
+  ConstantResolver resolver = [&](const std::string&, const std::string&, const std::string&) -> Result<ConstantBytes> {
+    return ConstantBytes{other->view(), other};
+  };
+  auto back = network_from_json(to_json(net), resolver);
+  EXPECT_EQ(back.status().code(), StatusCode::kCorruptData) << back.status().to_string();
+  EXPECT_FALSE(network_from_json("{\"inputs\": 3}", resolver).is_ok());
+  EXPECT_FALSE(network_from_json("not json", resolver).is_ok());
+}
+
+}  // namespace
+}  // namespace tensoracle
