@@ -31,9 +31,11 @@ struct SafetensorsTensorInfo {
 };
 
 // One memory-mapped safetensors file. Opening validates everything (header length vs file size,
-// JSON structure, dtype names, shapes, offsets in range, sizes == elements * itemsize, no
-// overlaps, no duplicate names, no overflow) and reports the first problem naming the file, the
-// tensor and the field. Views returned stay valid while the file object (or a copy) lives.
+// JSON structure, dtype names, shapes, offsets in range, sizes == elements * itemsize, tensors
+// tiling the data region without overlap or gap, no duplicate names, no overflow) and reports the
+// first problem naming the file, the tensor and the field (rules: docs/file-formats.md). Views
+// returned stay valid while the file object (or a copy) lives; they are aligned to the element
+// size only if the writer aligned them (tensoracle's and the reference writer do).
 class SafetensorsFile {
  public:
   static Result<SafetensorsFile> open(const std::string& path);
@@ -66,7 +68,8 @@ class Weights {
   bool contains(const std::string& name) const;
   Result<ArrayView> view(const std::string& name) const;
   Result<SafetensorsTensorInfo> info(const std::string& name) const;
-  // Metadata of the file, or of the index for a sharded checkpoint.
+  // Metadata of the file, or of the index for a sharded checkpoint (non-string values of the
+  // index's "metadata" as their JSON text, e.g. "total_size" -> "16060522496").
   const std::map<std::string, std::string>& metadata() const;
   // The files backing these weights (one, or every shard).
   std::vector<std::string> files() const;
@@ -78,8 +81,10 @@ class Weights {
 
 struct SafetensorsWriteOptions {
   std::map<std::string, std::string> metadata;
-  // The data region starts at a multiple of this (the header is padded with spaces) and each
-  // tensor's offset is a multiple of it. 8 matches the reference implementation.
+  // The data region starts at a file offset that is a multiple of this power of two (at most
+  // 4096; the header is padded with spaces). 8 matches the reference implementation. Tensors are
+  // contiguous, as the format requires, ordered by element size (widest first) then name, so each
+  // starts at a multiple of its own element size when the alignment is 8 or more.
   size_t alignment = 8;
 };
 

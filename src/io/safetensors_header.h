@@ -24,8 +24,8 @@ struct SafetensorsLayout {
 };
 
 // Validates `size` bytes at `data` as a whole safetensors file (see docs/file-formats.md for the
-// rules) and returns its layout. Errors are kCorruptData (kUnsupported for an unknown dtype),
-// start with "'<source>': " and name the tensor and field at fault.
+// rules) and returns its layout. Errors are kCorruptData, start with "'<source>': " and name the
+// tensor and field at fault.
 Result<SafetensorsLayout> parse_safetensors(const uint8_t* data, size_t size, const std::string& source);
 
 }  // namespace tensoracle
