@@ -1,5 +1,6 @@
 // grid_sample: PyTorch's F.grid_sample for 4D inputs (bilinear / nearest; zeros / border).
 #include <cmath>
+#include <limits>
 
 #include "backends/cpu/indexing.h"
 #include "backends/cpu/kernel.h"
@@ -28,14 +29,20 @@ Status grid_sample_kernel(const KernelContext& k) {
         const double ix = unnormalize(g[0], w), iy = unnormalize(g[1], h);
         for (int64_t ch = 0; ch < c; ++ch) {
           const double* plane = k.in(0) + (b * c + ch) * h * w;
-          auto at = [&](int64_t yy, int64_t xx) { return (yy >= 0 && yy < h && xx >= 0 && xx < w) ? plane[yy * w + xx] : 0.0; };
+          // Taps are looked up in fp64 so that far-away or non-finite coordinates read as padding.
+          auto at = [&](double yy, double xx) {
+            return (yy >= 0 && yy < static_cast<double>(h) && xx >= 0 && xx < static_cast<double>(w))
+                       ? plane[static_cast<int64_t>(yy) * w + static_cast<int64_t>(xx)]
+                       : 0.0;
+          };
           double v;
-          if (nearest) {
-            v = at(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)));
+          if (!std::isfinite(ix) || !std::isfinite(iy)) {
+            v = std::numeric_limits<double>::quiet_NaN();
+          } else if (nearest) {
+            v = at(std::nearbyint(iy), std::nearbyint(ix));
           } else {
-            const double fx = std::floor(ix), fy = std::floor(iy);
-            const int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
-            const double ax = ix - fx, ay = iy - fy;
+            const double x0 = std::floor(ix), y0 = std::floor(iy);
+            const double ax = ix - x0, ay = iy - y0;
             v = at(y0, x0) * (1 - ax) * (1 - ay) + at(y0, x0 + 1) * ax * (1 - ay) + at(y0 + 1, x0) * (1 - ax) * ay +
                 at(y0 + 1, x0 + 1) * ax * ay;
           }
