@@ -4,8 +4,10 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <cudnn.h>
 #include <fmt/format.h>
+#if defined(TENSORACLE_HAVE_CUDNN)
+#include <cudnn.h>
+#endif
 
 namespace tensoracle {
 namespace {
@@ -18,9 +20,14 @@ std::string cublaslt_version_text(size_t version) {
   return fmt::format("{}.{}.{}", version / 10000, version % 10000 / 100, version % 100);
 }
 
-// cuDNN 9: major * 10000 + minor * 100 + patch.
-std::string cudnn_version_text(size_t version) {
+// cuDNN 9: major * 10000 + minor * 100 + patch; empty when this build has no cuDNN.
+std::string cudnn_version() {
+#if defined(TENSORACLE_HAVE_CUDNN)
+  const size_t version = cudnnGetVersion();
   return fmt::format("{}.{}.{}", version / 10000, version % 10000 / 100, version % 100);
+#else
+  return "";
+#endif
 }
 
 }  // namespace
@@ -69,7 +76,7 @@ CudaProbe probe_cuda() {
   versions.runtime = cuda_version_text(runtime);
   versions.driver = cuda_version_text(driver);
   versions.cublaslt = cublaslt_version_text(cublasLtGetVersion());
-  versions.cudnn = cudnn_version_text(cudnnGetVersion());
+  versions.cudnn = cudnn_version();
   probe.cuda = versions;
   return probe;
 }

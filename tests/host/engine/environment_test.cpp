@@ -1,6 +1,8 @@
 // The environment record and the compatibility check: each rule, with the reason it gives.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "tensoracle/environment.h"
 
 namespace tensoracle {
@@ -63,6 +65,26 @@ TEST(Environment, CudaProbeWithoutAGpuSaysWhy) {
   ASSERT_TRUE(cuda.is_ok());
   if (cuda->gpu) GTEST_SKIP() << "this machine has a GPU: " << cuda->gpu->name;
   EXPECT_FALSE(cuda->cuda_unavailable_reason.empty());
+}
+
+// On a GPU machine (in a CUDA build) the probe fills every field.
+TEST(Environment, CudaProbeOnAGpuFillsEveryField) {
+  auto cuda = probe_environment("cuda");
+  ASSERT_TRUE(cuda.is_ok());
+  if (!cuda->gpu) GTEST_SKIP() << "no GPU here: " << cuda->cuda_unavailable_reason;
+  EXPECT_FALSE(cuda->gpu->name.empty());
+  EXPECT_GE(cuda->gpu->compute_capability_major, 7);
+  EXPECT_GT(cuda->gpu->sm_count, 0);
+  EXPECT_GT(cuda->gpu->l2_cache_bytes, 0);
+  EXPECT_GT(cuda->gpu->memory_bus_width_bits, 0);
+  EXPECT_GT(cuda->gpu->shared_memory_per_block_optin_bytes, 0);
+  EXPECT_GT(cuda->gpu->shared_memory_per_sm_bytes, 0);
+  EXPECT_GT(cuda->gpu->total_memory_bytes, 0);
+  ASSERT_TRUE(cuda->cuda.has_value());
+  for (const std::string* version : {&cuda->cuda->runtime, &cuda->cuda->driver, &cuda->cuda->cublaslt, &cuda->cuda->cudnn})
+    EXPECT_NE(version->find('.'), std::string::npos) << *version;
+  EXPECT_GE(compare_versions(cuda->cuda->driver, cuda->cuda->runtime), 0);
+  std::printf("%s\n", environment_to_json(*cuda).c_str());
 }
 
 TEST(Environment, UnknownBackendIsAnError) {
