@@ -39,7 +39,21 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
     }
   }
   if (!x.is_static()) {
-    // Without all input dims the -1 cannot be resolved yet; a backend resolves it at run time.
+    // A -1 is still resolvable when every dynamic input dim is copied through by a 0: the other
+    // input dims then hold exactly the elements the non-copied output dims share.
+    int64_t rest = 1;
+    bool resolvable = infer_at >= 0;
+    for (size_t i = 0; resolvable && i < x.rank(); ++i) {
+      const bool copied = i < target.size() && target[i] == 0;
+      if (copied) continue;
+      if (x[i] < 0) resolvable = false;
+      else rest *= x[i];
+    }
+    int64_t known_other = 1;
+    for (size_t i = 0; resolvable && i < target.size(); ++i)
+      if (target[i] > 0) known_other *= target[i];
+    if (resolvable && known_other > 0 && rest % known_other == 0) out[infer_at] = rest / known_other;
+    // Otherwise a backend resolves the -1 from the concrete input shape at run time.
     return std::vector<TensorDesc>{{ctx.in(0).dtype, Dims(out)}};
   }
   TO_ASSIGN_OR_RETURN(int64_t count, x.element_count());
