@@ -48,7 +48,9 @@ class Backend {
   // Candidate implementations of node `index`, in preference order (empty if unsupported).
   virtual std::vector<std::unique_ptr<Tactic>> tactics(const Network& network, size_t index) const = 0;
   // Runs `network` on host inputs (by input name; concrete shapes resolve dynamic dims) and
-  // returns every marked output by name, in its tensor's type.
+  // returns every marked output by name, in its tensor's type. One call at a time per Backend
+  // object (a backend may cache per-network state such as converted constants); use one object
+  // per thread.
   virtual Result<NamedArrays> execute(const Network& network, const NamedArrayViews& inputs) = 0;
 };
 
