@@ -1,16 +1,18 @@
 #include "io/pth/archive.h"
 
-#include <sys/stat.h>
 #include <zip.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <new>
 #include <vector>
 
 #include "core/errors.h"
+#include "io/mapped_file.h"
+#include "io/pth/zip_offsets.h"
 
 namespace tensoracle::pth {
 namespace {
@@ -63,6 +65,8 @@ struct TorchArchive::Impl {
   std::string path;
   zip_t* zip = nullptr;
   uint64_t file_size = 0;
+  std::shared_ptr<const MappedFile> mapping;
+  std::map<std::string, StoredEntry> stored;
   std::string folder;
   bool big_endian = false;
   std::string pickle;
@@ -121,11 +125,21 @@ struct TorchArchive::Impl {
       return corrupt_data("'{}': record '{}' has {} bytes (limit {})", path, name, entry.size, max_size);
     RecordBytes bytes;
     bytes.size = entry.size;
-    bytes.data.reset(new (std::nothrow) uint8_t[entry.size == 0 ? 1 : entry.size]);
-    if (!bytes.data)
+    const auto in_place = stored.find(name);
+    if (in_place != stored.end()) {
+      if (in_place->second.size != entry.size)
+        return corrupt_data("'{}': record '{}' has {} bytes in the central directory but {} per libzip", path, name,
+                            in_place->second.size, entry.size);
+      bytes.data = mapping->data() + in_place->second.data_offset;
+      bytes.mapping = mapping;
+      return bytes;
+    }
+    bytes.owned.reset(new (std::nothrow) uint8_t[entry.size == 0 ? 1 : entry.size]);
+    if (!bytes.owned)
       return make_error(StatusCode::kFailedPrecondition, "'{}': cannot allocate {} bytes for record '{}'", path,
                         entry.size, name);
-    TO_RETURN_IF_ERROR(read_into(name, entry, bytes.data.get()));
+    TO_RETURN_IF_ERROR(read_into(name, entry, bytes.owned.get()));
+    bytes.data = bytes.owned.get();
     return bytes;
   }
 
@@ -160,7 +174,7 @@ struct TorchArchive::Impl {
     const std::string name = folder + "/byteorder";
     if (zip_name_locate(zip, name.c_str(), ZIP_FL_ENC_RAW) < 0) return Status::ok();  // torch < 1.9: little
     TO_ASSIGN_OR_RETURN(RecordBytes bytes, read(name, 16));
-    const std::string_view order(reinterpret_cast<const char*>(bytes.data.get()), bytes.size);
+    const std::string_view order(reinterpret_cast<const char*>(bytes.data), bytes.size);
     if (order == "little") return Status::ok();
     if (order == "big") {
       big_endian = true;
@@ -184,13 +198,15 @@ Result<TorchArchive> TorchArchive::open(const std::string& path, const PthLimits
   // ZIP_CHECKCONS: cross-check the central directory against the local headers (hostile input).
   impl->zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &error);
   if (!impl->zip) return corrupt_data("'{}' is not a readable zip archive: {}", path, zip_error_text(error));
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0) return io_error("cannot stat '{}': {}", path, std::strerror(errno));
-  impl->file_size = static_cast<uint64_t>(info.st_size);
+  TO_ASSIGN_OR_RETURN(impl->mapping, MappedFile::open(path));
+  impl->file_size = impl->mapping->size();
+  auto stored = find_stored_entries(impl->mapping->data(), impl->mapping->size());
+  if (!stored.is_ok()) return stored.status().with_context(fmt::format("'{}'", path));
+  impl->stored = std::move(*stored);
   TO_RETURN_IF_ERROR(impl->find_folder());
   TO_RETURN_IF_ERROR(impl->read_byteorder());
   TO_ASSIGN_OR_RETURN(RecordBytes pickle, impl->read(impl->folder + "/data.pkl", limits.max_pickle_bytes));
-  impl->pickle.assign(reinterpret_cast<const char*>(pickle.data.get()), pickle.size);
+  impl->pickle.assign(reinterpret_cast<const char*>(pickle.data), pickle.size);
   return TorchArchive(std::move(impl));
 }
 

@@ -1,5 +1,8 @@
 // The zip container of torch.save (libzip): finds the archive folder, reads data.pkl, the
-// byteorder record and storage records, in memory (nothing is extracted to disk).
+// byteorder record and storage records, in memory (nothing is extracted to disk). Stored entries
+// are used in place from a read-only mapping of the file (no copy, and no CRC-32 check: the
+// converter records the file's SHA-256 instead); compressed ones are inflated and CRC-checked by
+// libzip.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +14,13 @@
 
 namespace tensoracle::pth {
 
-// An owned byte buffer (not zero-initialized: every byte is filled from the archive).
+// The bytes of one record: in place in the file's memory mapping (stored entries, as torch
+// writes them), or inflated into an owned buffer (compressed entries).
 struct RecordBytes {
-  std::unique_ptr<uint8_t[]> data;
+  const uint8_t* data = nullptr;
   size_t size = 0;
+  std::unique_ptr<uint8_t[]> owned;
+  std::shared_ptr<const void> mapping;  // keeps the mapping alive
 };
 
 class TorchArchive {

@@ -76,10 +76,10 @@ Result<ArrayView> materialize(const NamedTensorRef& named, const pth::RecordByte
   const pth::TensorRef& tensor = *named.tensor;
   const Dims shape(tensor.sizes);
   const size_t element_size = data_type_size(tensor.dtype);
-  ArrayView view{tensor.dtype, shape, record.data.get() + static_cast<size_t>(tensor.offset) * element_size};
+  ArrayView view{tensor.dtype, shape, record.data + static_cast<size_t>(tensor.offset) * element_size};
   if (big_endian || !pth::is_contiguous(tensor)) {
     TO_ASSIGN_OR_RETURN(HostArray dense, HostArray::zeros(tensor.dtype, shape));
-    pth::gather(tensor, record.data.get(), static_cast<uint8_t*>(dense.data()));
+    pth::gather(tensor, record.data, static_cast<uint8_t*>(dense.data()));
     if (big_endian) pth::swap_byte_order(static_cast<uint8_t*>(dense.data()), element_size, dense.element_count());
     view = owned.emplace_back(std::move(dense)).view();
   }
