@@ -1,7 +1,9 @@
-// Fuzzes the restricted unpickler and the tensor collector (data.pkl of a .pth checkpoint).
-// Whatever the input, the reader must return a Status — never crash, hang or run anything — and
-// every tensor it accepts must have a storage, matching size/stride ranks and non-negative
-// offsets and strides, so that the bounds check decides the rest.
+// Fuzzes the restricted unpickler and the tensor collector (data.pkl of a .pth checkpoint), and
+// the zip directory reader that locates stored records (the same bytes read as an archive).
+// Whatever the input, the readers must return a Status — never crash, hang or run anything —;
+// every tensor accepted must have a storage, matching size/stride ranks and non-negative offsets
+// and strides, so that the bounds check decides the rest; every stored entry found must lie
+// inside the input.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -10,9 +12,14 @@
 #include "io/pth/materialize.h"
 #include "io/pth/pickle.h"
 #include "io/pth/state_dict.h"
+#include "io/pth/zip_offsets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tensoracle;
+  if (auto entries = pth::find_stored_entries(data, size); entries.is_ok()) {
+    for (const auto& [name, entry] : *entries)
+      if (entry.data_offset > size || entry.size > size - entry.data_offset) std::abort();
+  }
   PthLimits limits;  // small enough that the limits themselves get exercised
   limits.max_objects = 1 << 16;
   limits.max_stack = 1 << 12;

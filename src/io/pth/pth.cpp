@@ -8,6 +8,7 @@
 #include <new>
 
 #include "core/errors.h"
+#include "io/mapped_file.h"
 #include "io/pth/archive.h"
 #include "io/pth/materialize.h"
 #include "io/pth/pickle.h"
@@ -149,21 +150,25 @@ Result<PthConversion> convert_pth_to_safetensors(const std::string& pth_path, co
       in_info.st_dev == out_info.st_dev && in_info.st_ino == out_info.st_ino)
     return invalid_argument("'{}' is the input itself; choose another output path", safetensors_path);
 
-  // The source hash reads the file on the second core while the first parses and copies.
-  std::future<Result<std::string>> hash;
+  // The source hash runs on the second core, over a mapping of the file (no copy into a buffer),
+  // while the first parses and prepares the tensors.
+  auto mapping = MappedFile::open(pth_path);
+  if (!mapping.is_ok()) return mapping.status();
+  const std::shared_ptr<const MappedFile> file = *mapping;
+  auto hash_file = [file] { return to_hex(sha256(file->data(), file->size())); };
+  std::future<std::string> hash;
   try {
-    hash = std::async(std::launch::async, [pth_path] { return sha256_file_hex(pth_path); });
+    hash = std::async(std::launch::async, hash_file);
   } catch (const std::exception&) {
-    hash = std::async(std::launch::deferred, [pth_path] { return sha256_file_hex(pth_path); });
+    hash = std::async(std::launch::deferred, hash_file);
   }
   auto checkpoint = PthCheckpoint::read(pth_path, options);
-  Result<std::string> sha256 = hash.get();
+  const std::string sha256_hex = hash.get();
   if (!checkpoint.is_ok()) return checkpoint.status();
-  if (!sha256.is_ok()) return sha256.status();
 
   PthConversion conversion;
   conversion.tensor_count = checkpoint->tensors().size();
-  conversion.source_sha256 = *sha256;
+  conversion.source_sha256 = sha256_hex;
   conversion.notes = checkpoint->notes();
   SafetensorsWriteOptions write_options;
   write_options.metadata = {
