@@ -14,6 +14,7 @@
 
 #include "host/pth/pickle_builder.h"
 #include "io/pth/materialize.h"
+#include "io/pth/zip_offsets.h"
 #include "tensoracle/float_formats.h"
 #include "tensoracle/pth.h"
 #include "tensoracle/safetensors.h"
@@ -166,6 +167,40 @@ TEST(PthGather, MatchesTheStrideFormulaOnRandomLayouts) {
       ASSERT_EQ(got[static_cast<size_t>(linear)], storage[static_cast<size_t>(at)]) << "trial " << trial;
     }
   }
+}
+
+// A zip64 archive spelled byte by byte: the central directory's 32-bit sizes and local-header
+// offset are saturated and the real values sit in the zip64 extra field, as torch.save writes
+// them for checkpoints over 4 GiB.
+TEST(PthZipOffsets, ReadsZip64CentralDirectories) {
+  const std::string name = "archive/data/0", data = "ABCDEFGH";
+  std::string zip = le(0x04034b50, 4) + le(45, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(0, 4) + le(0xFFFFFFFF, 4) +
+                    le(0xFFFFFFFF, 4) + le(name.size(), 2) + le(0, 2) + name + data;
+  const uint64_t directory = zip.size();
+  const std::string extra = le(0x0001, 2) + le(24, 2) + le(data.size(), 8) + le(data.size(), 8) + le(0, 8);
+  zip += le(0x02014b50, 4) + le(45, 2) + le(45, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(0, 4) + le(0xFFFFFFFF, 4) +
+         le(0xFFFFFFFF, 4) + le(name.size(), 2) + le(extra.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) +
+         le(0xFFFFFFFF, 4) + name + extra;
+  const uint64_t directory_size = zip.size() - directory, record = zip.size();
+  zip += le(0x06064b50, 4) + le(44, 8) + le(45, 2) + le(45, 2) + le(0, 4) + le(0, 4) + le(1, 8) + le(1, 8) +
+         le(directory_size, 8) + le(directory, 8);
+  zip += le(0x07064b50, 4) + le(0, 4) + le(record, 8) + le(1, 4);
+  zip += le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(0xFFFF, 2) + le(0xFFFF, 2) + le(0xFFFFFFFF, 4) +
+         le(0xFFFFFFFF, 4) + le(0, 2);
+  auto entries = pth::find_stored_entries(reinterpret_cast<const uint8_t*>(zip.data()), zip.size());
+  ASSERT_TRUE(entries.is_ok()) << entries.status().to_string();
+  ASSERT_EQ(entries->count(name), 1u);
+  const pth::StoredEntry entry = entries->at(name);
+  EXPECT_EQ(zip.substr(entry.data_offset, entry.size), data);
+
+  // The same directory pointing its entry past the end of the file is refused.
+  std::string lying = zip;
+  lying.replace(directory + 46 + name.size() + 4, 8, le(1 << 20, 8));  // uncompressed size
+  lying.replace(directory + 46 + name.size() + 12, 8, le(1 << 20, 8));  // compressed size
+  auto refused = pth::find_stored_entries(reinterpret_cast<const uint8_t*>(lying.data()), lying.size());
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("extends past the end of the file"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST_F(PthRead, BigEndianArchivesAreConvertedForEveryElementSize) {
