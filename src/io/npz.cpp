@@ -1,7 +1,6 @@
 // .npz reading and writing through libzip: a zip archive of NAME.npy entries.
 #include <zip.h>
 
-#include <cstring>
 #include <memory>
 #include <string_view>
 #include <vector>

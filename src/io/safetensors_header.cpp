@@ -5,7 +5,6 @@
 #include <limits>
 #include <new>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string_view>
 
 #include "core/errors.h"

@@ -1,7 +1,6 @@
 #include "io/safetensors_index.h"
 
 #include <algorithm>
-#include <cstring>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <set>
