@@ -1,5 +1,6 @@
 #include "io/pth/state_dict.h"
 
+#include <optional>
 #include <unordered_set>
 
 #include "core/errors.h"
