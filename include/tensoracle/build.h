@@ -1,0 +1,105 @@
+// The build declaration (SPEC F3): what to build an engine from, and the builder itself.
+//
+//   EngineBuild build;
+//   build.name = "tinynet";
+//   build.graph = [](Network& net, const Weights& w) { return tinynet::define(net, w); };
+//   build.graph_version = "1";
+//   build.weights_path = "weights.safetensors";
+//   build.add_input("image", ShapeRange{{1, 3, 16, 16}, {8, 3, 16, 16}, {32, 3, 16, 16}});
+//   TO_ASSIGN_OR_RETURN(std::string bytes, build_serialized_engine(build));
+//
+// The builder defines the network, checks the declared inputs against it (names, order, types,
+// ranks and shape ranges; every mismatch named), computes the key manifest (cache.h), asks the
+// backend for a plan and writes the engine file (engine_file.h) with the weights the plan uses as
+// aligned blobs, so an engine runs without its safetensors. open_engine (engine.h) does the same
+// through the cache.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tensoracle/cache.h"
+#include "tensoracle/engine_file.h"
+#include "tensoracle/network.h"
+#include "tensoracle/safetensors.h"
+#include "tensoracle/status.h"
+
+namespace tensoracle {
+
+// Defines the network from the weights. The network's input shapes may hold -1 for dims that the
+// declared shape ranges fix per optimization profile.
+using GraphFunction = std::function<Status(Network&, const Weights&)>;
+
+// One network input: its type (checked against the network when given) and one shape range per
+// optimization profile.
+struct InputDeclaration {
+  std::string name;
+  std::optional<DataType> dtype;
+  std::vector<ShapeRange> profiles;
+};
+
+// Settings that can change the engine; every one enters the key manifest. fp32 math never uses
+// TF32 (recorded as "tf32": "off").
+struct BuilderSettings {
+  uint64_t workspace_limit_bytes = uint64_t{1} << 30;
+  int optimization_level = 3;     // 0..5: how hard to search tactics
+  int timing_iterations = 10;     // per tactic candidate when tactics are timed
+  bool deterministic_replay = false;  // replay recorded tactic choices instead of timing
+
+  std::map<std::string, std::string> to_manifest() const;
+};
+
+// Where a build reports what it is doing ("layer 12/80 conv3: tactic cpu.reference").
+using BuildProgressFn = std::function<void(const std::string& message)>;
+
+struct EngineBuild {
+  std::string name;           // engine name (cache entries are grouped by it)
+  GraphFunction graph;
+  std::string graph_version;  // the model author's version string
+  // The weights: an opened set, or a path to open (*.safetensors or *.index.json).
+  std::optional<Weights> weights;
+  std::string weights_path;
+  // Inputs in the network's order. May be left empty when every network input has a static shape
+  // (one fixed profile then).
+  std::vector<InputDeclaration> inputs;
+  BuilderSettings settings;
+  std::vector<PluginIdentity> plugins;
+  std::string backend = "cpu";
+  // Progress messages. Unset: long builds print to stderr about once a second unless quiet.
+  BuildProgressFn progress;
+  bool quiet = false;
+
+  // Adds an input with one range per profile (one range: a single profile).
+  EngineBuild& add_input(std::string input_name, std::vector<ShapeRange> ranges, std::optional<DataType> type = {});
+  EngineBuild& add_input(std::string input_name, const Dims& fixed_shape, std::optional<DataType> type = {}) {
+    return add_input(std::move(input_name), std::vector<ShapeRange>{ShapeRange::fixed(fixed_shape)}, type);
+  }
+};
+
+// A build after the network is defined and checked: everything the key depends on.
+struct PreparedBuild {
+  Network network;
+  Weights weights;
+  KeyManifest manifest;
+  IoTable io_table;
+};
+
+// Defines and checks the network and computes the key manifest; `sidecar` (optional) remembers
+// weight file hashes between runs.
+Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sidecar = nullptr);
+// Plans a prepared build on its backend and assembles the engine file (manifest set).
+Result<EngineWriter> plan_engine(const EngineBuild& build, const PreparedBuild& prepared);
+// prepare_build + plan_engine: the engine file's bytes.
+Result<std::string> build_serialized_engine(const EngineBuild& build);
+
+// "image:1x3x32x32" (fixed) or "image:1x3x32x32:8x3x32x32:32x3x32x32" (min:opt:max) -> the
+// input's name and range. Errors name the text and the part at fault.
+Result<std::pair<std::string, ShapeRange>> parse_input_spec(const std::string& text);
+// "1x3x32x32" -> Dims.
+Result<Dims> parse_dims(const std::string& text);
+
+}  // namespace tensoracle

@@ -1,0 +1,116 @@
+// Engines and executions (SPEC F5, F6).
+//
+//   TO_ASSIGN_OR_RETURN(OpenedEngine opened, open_engine(build, CachePolicy::kReuse));
+//   TO_ASSIGN_OR_RETURN(Execution exec, opened.engine.create_execution());
+//   TO_RETURN_IF_ERROR(exec.set_input_shape("image", {4, 3, 16, 16}));
+//   TO_ASSIGN_OR_RETURN(Dims out_shape, exec.tensor_shape("probs"));
+//   TO_RETURN_IF_ERROR(exec.bind("image", image_buffer));
+//   TO_RETURN_IF_ERROR(exec.bind("probs", probs_buffer));
+//   TO_RETURN_IF_ERROR(exec.enqueue(stream));
+//
+// Buffers are caller-owned and live in the backend's memory: device memory for "cuda", host
+// memory for "cpu" (whose stream argument is ignored; it runs synchronously). Each tensor is dense
+// in its I/O table type and format, with the shape set (inputs) or reported (outputs).
+//
+// Thread safety: an Engine is immutable and may be shared by any number of threads; it stays
+// alive while any Execution made from it does. An Execution is used by one thread at a time
+// (create one per thread or per concurrent stream).
+//
+// Memory: the CPU backend allocates its intermediate values inside enqueue; the GPU backend plans
+// them at build time and enqueue allocates nothing. The API is the same for both.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensoracle/build.h"
+#include "tensoracle/cache.h"
+#include "tensoracle/engine_file.h"
+#include "tensoracle/status.h"
+
+namespace tensoracle {
+
+class Execution;
+class ExecutionBackend;  // a backend's per-execution state (internal)
+
+class Engine {
+ public:
+  // Verifies (checksum first), checks compatibility with this process's environment (naming
+  // every reason it cannot run here) and restores the backend's plan.
+  static Result<Engine> deserialize(const void* data, size_t size, const std::string& label = "<memory>");
+  static Result<Engine> open(const std::string& path);
+  static Result<Engine> from_file(EngineFile file);
+
+  const EngineFile& file() const;
+  const std::string& backend() const;  // "cpu", "cuda"
+  const IoTable& io_table() const;
+  size_t num_profiles() const;
+  // The I/O table entry `name`; errors list the engine's tensors.
+  Result<IoTensor> tensor(const std::string& name) const;
+  std::vector<std::string> input_names() const;   // binding order
+  std::vector<std::string> output_names() const;  // binding order
+
+  // An execution in optimization profile `profile`; input shapes start at the profile's opt.
+  Result<Execution> create_execution(size_t profile = 0) const;
+
+  struct Impl;
+
+ private:
+  explicit Engine(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
+};
+
+class Execution {
+ public:
+  Execution(Execution&&) noexcept;
+  Execution& operator=(Execution&&) noexcept;
+  ~Execution();
+
+  size_t profile() const { return profile_; }
+  // Sets an input's shape; each dim must lie within the profile's [min, max], else the error names
+  // the input, the dim, the value and the range.
+  Status set_input_shape(const std::string& name, const Dims& shape);
+  // The current shape of an input, or of an output for the current input shapes.
+  Result<Dims> tensor_shape(const std::string& name) const;
+  // Binds a caller-owned buffer (non-null) to an input or output.
+  Status bind(const std::string& name, void* address);
+  // Runs the engine on the bound buffers. Errors name any unbound tensor.
+  Status enqueue(void* stream = nullptr);
+
+ private:
+  friend class Engine;
+  Execution(std::shared_ptr<const Engine::Impl> engine, size_t profile, std::unique_ptr<ExecutionBackend> backend);
+
+  std::shared_ptr<const Engine::Impl> engine_;
+  size_t profile_ = 0;
+  std::unique_ptr<ExecutionBackend> backend_;
+  std::map<std::string, Dims> input_shapes_;
+  std::map<std::string, Dims> output_shapes_;
+  std::map<std::string, void*> bindings_;
+};
+
+// An engine opened through the cache, with what the cache did.
+struct OpenedEngine {
+  Engine engine;
+  std::string key;
+  std::string engine_path;  // empty when the engine lives only in memory
+  bool cache_hit = false;
+  bool built = false;
+  double build_seconds = 0;
+  std::string explanation;  // why a hit or a miss (a miss names the nearest entry's differences)
+  std::vector<std::string> warnings;
+};
+
+// Opens the engine for `build` through the cache store under `policy`: defines the network and
+// computes the key, reuses a valid cached engine or builds one (as the policy allows), then checks
+// the engine's I/O table against the build's declaration (names, order, types, shape ranges),
+// naming every mismatching tensor.
+Result<OpenedEngine> open_engine(const EngineBuild& build, CachePolicy policy = CachePolicy::kReuse,
+                                 const CacheOptions& cache_options = {});
+
+// Every difference between the I/O an engine has and the I/O a caller declared, one sentence each
+// ("input 'image': type fp16, declared fp32"); empty when they agree.
+std::vector<std::string> io_mismatches(const IoTable& engine, const IoTable& declared);
+
+}  // namespace tensoracle

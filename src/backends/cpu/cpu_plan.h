@@ -1,0 +1,49 @@
+// The CPU backend's engine plan: the network's JSON (network.h to_json) plus, per layer, the
+// tactic and precision, and the table of constants. Constant bytes are not in the plan; they are
+// the engine's weight blobs ("const/<sha256>", one per distinct constant), so an engine runs
+// without the safetensors it was built from. docs/engines.md shows the layout.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensoracle/network.h"
+
+namespace tensoracle::backends::cpu {
+
+inline constexpr int kCpuPlanVersion = 1;
+
+struct PlanBlob {
+  std::string name;
+  ArrayView view;
+  std::shared_ptr<const void> owner;
+};
+
+struct CpuPlan {
+  std::string json;
+  std::vector<PlanBlob> blobs;
+};
+
+// Called once per layer while planning: (index, count, node, tactic name).
+using PlanProgressFn = std::function<void(size_t, size_t, const Node&, const std::string&)>;
+
+// Plans `network` (which the CPU backend must support entirely). `opt_inputs` (input shapes at
+// the first profile's opt) sizes the memory estimate.
+Result<CpuPlan> make_cpu_plan(const Network& network, const std::map<std::string, Dims>& opt_inputs,
+                              const PlanProgressFn& progress);
+
+// The bytes of blob `name`, kept alive by the returned owner.
+using BlobLookup = std::function<Result<ConstantBytes>(const std::string& blob_name)>;
+// Rebuilds the network of a plan; constants borrow the blobs (their SHA-256 is checked).
+Result<Network> restore_cpu_plan(std::string_view plan_json, const BlobLookup& blobs);
+
+// Shapes of every marked output (by name) for concrete input shapes, by running shape inference
+// over the layers that reach an output.
+Result<std::map<std::string, Dims>> infer_output_shapes(const Network& network,
+                                                        const std::map<std::string, Dims>& input_shapes);
+
+}  // namespace tensoracle::backends::cpu

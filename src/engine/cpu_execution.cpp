@@ -1,0 +1,84 @@
+// The CPU backend behind Engine/Execution: the plan is the network (backends/cpu/cpu_plan.h)
+// whose constants borrow the engine's weight blobs; "device" buffers are host memory and the
+// stream is ignored (enqueue runs synchronously).
+#include "engine/cpu_execution.h"
+
+#include <cstring>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_plan.h"
+#include "core/errors.h"
+
+namespace tensoracle {
+
+namespace {
+
+class CpuExecution : public ExecutionBackend {
+ public:
+  explicit CpuExecution(std::shared_ptr<const Network> network)
+      : network_(std::move(network)), backend_(backends::make_cpu_backend()) {}
+
+  Result<std::map<std::string, Dims>> output_shapes(const std::map<std::string, Dims>& input_shapes) override {
+    return backends::cpu::infer_output_shapes(*network_, input_shapes);
+  }
+
+  Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
+                 const std::map<std::string, Dims>& output_shapes, void*) override {
+    NamedArrayViews inputs;
+    for (Tensor t : network_->inputs()) {
+      const TensorInfo& info = network_->tensor(t);
+      inputs[info.name] = ArrayView{info.desc.dtype, input_shapes.at(info.name), bindings.at(info.name)};
+    }
+    TO_ASSIGN_OR_RETURN(NamedArrays outputs, backend_->execute(*network_, inputs));
+    for (const auto& [name, array] : outputs) {
+      auto expected = output_shapes.find(name);
+      if (expected == output_shapes.end() || expected->second != array.shape())
+        return make_error(StatusCode::kInternal, "cpu execution: output '{}' came out as {}, shape inference said {}", name,
+                              array.shape().to_string(),
+                              expected == output_shapes.end() ? std::string("nothing") : expected->second.to_string());
+      std::memcpy(bindings.at(name), array.data(), array.byte_size());
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::shared_ptr<const Network> network_;
+  std::unique_ptr<backends::Backend> backend_;
+};
+
+class CpuRestoredPlan : public RestoredPlan {
+ public:
+  explicit CpuRestoredPlan(std::shared_ptr<const Network> network) : network_(std::move(network)) {}
+  Result<std::unique_ptr<ExecutionBackend>> create_execution() const override {
+    return std::unique_ptr<ExecutionBackend>(std::make_unique<CpuExecution>(network_));
+  }
+
+ private:
+  std::shared_ptr<const Network> network_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine_plan(const EngineFile& file) {
+  // The constants borrow the blobs; `keep` holds the file's mapping while the network lives.
+  auto keep = std::make_shared<EngineFile>(file);
+  backends::cpu::BlobLookup lookup = [keep](const std::string& name) -> Result<ConstantBytes> {
+    TO_ASSIGN_OR_RETURN(ByteView bytes, keep->blob(name));
+    ConstantBytes out;
+    out.view = ArrayView{DataType::kUInt8, Dims({static_cast<int64_t>(bytes.size)}), bytes.data};
+    out.owner = keep;
+    return out;
+  };
+  auto network = backends::cpu::restore_cpu_plan(file.plan().as_string_view(), lookup);
+  if (!network.is_ok()) return network.status().with_context(fmt::format("engine '{}'", file.label()));
+  auto shared = std::make_shared<const Network>(std::move(network).value());
+  return std::shared_ptr<const RestoredPlan>(std::make_shared<CpuRestoredPlan>(std::move(shared)));
+}
+
+Result<std::shared_ptr<const RestoredPlan>> restore_plan(const EngineFile& file) {
+  const std::string& backend = file.environment().backend;
+  if (backend == "cpu") return restore_cpu_engine_plan(file);
+  return unsupported("engine '{}': this build cannot run plans of the '{}' backend", file.label(), backend);
+}
+
+}  // namespace tensoracle

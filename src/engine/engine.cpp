@@ -1,0 +1,81 @@
+// Engine: a verified, compatible engine file with its backend's plan restored (engine.h).
+#include "tensoracle/engine.h"
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "engine/execution_backend.h"
+
+namespace tensoracle {
+
+struct Engine::Impl {
+  EngineFile file;
+  std::shared_ptr<const RestoredPlan> plan;
+};
+
+Result<Engine> Engine::from_file(EngineFile file) {
+  TO_ASSIGN_OR_RETURN(Environment here, probe_environment(file.environment().backend));
+  // Plugins are not loaded by engines yet: an engine that needs one reports it as missing.
+  TO_RETURN_IF_ERROR(check_engine_compatibility(file, here, {}));
+  TO_ASSIGN_OR_RETURN(std::shared_ptr<const RestoredPlan> plan, restore_plan(file));
+  return Engine(std::make_shared<const Impl>(Impl{std::move(file), std::move(plan)}));
+}
+
+Result<Engine> Engine::deserialize(const void* data, size_t size, const std::string& label) {
+  TO_ASSIGN_OR_RETURN(EngineFile file, EngineFile::from_bytes(data, size, label));
+  return from_file(std::move(file));
+}
+
+Result<Engine> Engine::open(const std::string& path) {
+  TO_ASSIGN_OR_RETURN(EngineFile file, EngineFile::open(path));
+  return from_file(std::move(file));
+}
+
+const EngineFile& Engine::file() const { return impl_->file; }
+const std::string& Engine::backend() const { return impl_->file.environment().backend; }
+const IoTable& Engine::io_table() const { return impl_->file.io_table(); }
+
+size_t Engine::num_profiles() const {
+  const auto& tensors = io_table().tensors;
+  return tensors.empty() ? 0 : tensors.front().profiles.size();
+}
+
+Result<IoTensor> Engine::tensor(const std::string& name) const {
+  std::string known;
+  for (const IoTensor& t : io_table().tensors) {
+    if (t.name == name) return t;
+    known += (known.empty() ? "" : ", ") + t.name;
+  }
+  return not_found("engine '{}' has no input or output '{}' (it has: {})", impl_->file.label(), name, known);
+}
+
+std::vector<std::string> Engine::input_names() const {
+  std::vector<std::string> names;
+  for (const IoTensor& t : io_table().tensors)
+    if (t.is_input) names.push_back(t.name);
+  return names;
+}
+
+std::vector<std::string> Engine::output_names() const {
+  std::vector<std::string> names;
+  for (const IoTensor& t : io_table().tensors)
+    if (!t.is_input) names.push_back(t.name);
+  return names;
+}
+
+Result<Execution> Engine::create_execution(size_t profile) const {
+  if (profile >= num_profiles())
+    return invalid_argument("engine '{}': optimization profile {} does not exist (it has {})", impl_->file.label(), profile,
+                            num_profiles());
+  TO_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionBackend> backend, impl_->plan->create_execution());
+  Execution exec(impl_, profile, std::move(backend));
+  for (const IoTensor& t : io_table().tensors)
+    if (t.is_input) TO_RETURN_IF_ERROR(exec.set_input_shape(t.name, t.profiles[profile].opt));
+  return exec;
+}
+
+}  // namespace tensoracle
+
+namespace tensoracle {
+const IoTable& engine_io_table(const Engine::Impl& impl) { return impl.file.io_table(); }
+}  // namespace tensoracle

@@ -1,0 +1,79 @@
+// Execution: input shapes within the profile, caller-owned bindings, enqueue (engine.h).
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "engine/execution_backend.h"
+#include "tensoracle/engine.h"
+
+namespace tensoracle {
+
+Execution::Execution(std::shared_ptr<const Engine::Impl> engine, size_t profile, std::unique_ptr<ExecutionBackend> backend)
+    : engine_(std::move(engine)), profile_(profile), backend_(std::move(backend)) {}
+Execution::Execution(Execution&&) noexcept = default;
+Execution& Execution::operator=(Execution&&) noexcept = default;
+Execution::~Execution() = default;
+
+namespace {
+
+const IoTensor* find_io(const IoTable& table, const std::string& name) {
+  for (const IoTensor& t : table.tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+// Engine::Impl is private to engine.cpp; executions reach the I/O table through this accessor.
+const IoTable& engine_io_table(const Engine::Impl& impl);
+
+Status Execution::set_input_shape(const std::string& name, const Dims& shape) {
+  const IoTable& table = engine_io_table(*engine_);
+  const IoTensor* io = find_io(table, name);
+  if (io == nullptr || !io->is_input) return not_found("set_input_shape: '{}' is not an input of the engine", name);
+  const ShapeRange& range = io->profiles[profile_];
+  if (shape.rank() != range.min.rank())
+    return invalid_argument("input '{}': shape {} has rank {}, the engine expects rank {} (profile {}: min {}, max {})", name,
+                            shape.to_string(), shape.rank(), range.min.rank(), profile_, range.min.to_string(),
+                            range.max.to_string());
+  for (size_t d = 0; d < shape.rank(); ++d) {
+    if (shape[d] < range.min[d] || shape[d] > range.max[d])
+      return invalid_argument("input '{}': dim {} is {}, outside the range [{}, {}] of optimization profile {} (shape {})", name,
+                              d, shape[d], range.min[d], range.max[d], profile_, shape.to_string());
+  }
+  std::map<std::string, Dims> inputs = input_shapes_;
+  inputs[name] = shape;
+  // Outputs are known once every input has a shape (create_execution sets them all to opt).
+  bool all_set = true;
+  for (const IoTensor& t : table.tensors)
+    if (t.is_input && inputs.count(t.name) == 0) all_set = false;
+  if (all_set) {
+    auto outputs = backend_->output_shapes(inputs);
+    if (!outputs.is_ok()) return outputs.status().with_context(fmt::format("input '{}' shape {}", name, shape.to_string()));
+    output_shapes_ = std::move(outputs).value();
+  }
+  input_shapes_ = std::move(inputs);
+  return Status::ok();
+}
+
+Result<Dims> Execution::tensor_shape(const std::string& name) const {
+  if (auto it = input_shapes_.find(name); it != input_shapes_.end()) return it->second;
+  if (auto it = output_shapes_.find(name); it != output_shapes_.end()) return it->second;
+  return not_found("tensor_shape: '{}' is not an input or output of the engine", name);
+}
+
+Status Execution::bind(const std::string& name, void* address) {
+  if (find_io(engine_io_table(*engine_), name) == nullptr) return not_found("bind: '{}' is not an input or output of the engine", name);
+  if (address == nullptr) return invalid_argument("bind: the buffer for '{}' is null", name);
+  bindings_[name] = address;
+  return Status::ok();
+}
+
+Status Execution::enqueue(void* stream) {
+  std::string unbound;
+  for (const IoTensor& t : engine_io_table(*engine_).tensors)
+    if (bindings_.count(t.name) == 0) unbound += (unbound.empty() ? "'" : ", '") + t.name + "'";
+  if (!unbound.empty()) return invalid_argument("enqueue: no buffer bound for {}", unbound);
+  return backend_->enqueue(input_shapes_, bindings_, output_shapes_, stream);
+}
+
+}  // namespace tensoracle

@@ -1,0 +1,65 @@
+// Options shared by `tensoracle build` and `tensoracle run --package`: which package graph to
+// build, with which weights, shapes, backend and cache policy.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "tensoracle/engine.h"
+#include "tensoracle/package.h"
+
+namespace tensoracle::cli {
+
+struct BuildOptions {
+  std::string package;
+  std::string graph;
+  std::string weights;
+  std::vector<std::string> inputs;
+  std::string backend = "cpu";
+  std::string policy = "reuse";
+  bool quiet = false;
+
+  void add_to(CLI::App* cmd, bool required) {
+    auto* package_opt = cmd->add_option("--package", package, "Model package (shared library; docs/model-packages.md)");
+    auto* graph_opt = cmd->add_option("--graph", graph, "Graph of the package (default: its only graph)");
+    if (required) package_opt->required();
+    graph_opt->needs(package_opt);
+    cmd->add_option("--weights", weights, "Weights (.safetensors or .index.json; default: the package's)")->needs(package_opt);
+    cmd->add_option("--input", inputs, "Input shape NAME:DIMS or NAME:MIN:OPT:MAX (dims like 1x3x32x32); repeatable")
+        ->needs(package_opt);
+    cmd->add_option("--backend", backend, "Backend")->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--policy", policy, "Cache policy")->check(CLI::IsMember({"reuse", "rebuild", "require-cached"}));
+    cmd->add_flag("--quiet", quiet, "No build progress on stderr");
+  }
+
+  // The package's EngineBuild with the command line's overrides; exits 2 on bad usage.
+  EngineBuild engine_build() const {
+    auto loaded = ModelPackage::load(package);
+    if (!loaded.is_ok()) fail_usage(loaded.status().message());
+    std::string graph_name = graph;
+    if (graph_name.empty()) {
+      if (loaded->graphs().size() != 1) fail_usage("package '" + package + "' has several graphs: choose one with --graph");
+      graph_name = loaded->graphs().front().name;
+    }
+    auto build = loaded->engine_build(graph_name);
+    if (!build.is_ok()) fail_usage(build.status().message());
+    if (!weights.empty()) build->weights_path = weights;
+    if (!inputs.empty()) {
+      build->inputs.clear();
+      for (const std::string& text : inputs) {
+        auto spec = parse_input_spec(text);
+        if (!spec.is_ok()) fail_usage(spec.status().message());
+        build->add_input(spec->first, {spec->second});
+      }
+    }
+    build->backend = backend;
+    build->quiet = quiet;
+    return std::move(build).value();
+  }
+
+  CachePolicy cache_policy() const { return parse_cache_policy(policy).value(); }
+};
+
+}  // namespace tensoracle::cli

@@ -1,0 +1,108 @@
+// tensoracle inspect ENGINE [--json]
+//
+// Describes an engine file without running it (so engines built elsewhere can be inspected):
+// what it was built for, its I/O table, its layers after fusion with their tactics and
+// precisions, and its memory. Exit status: 0, or 2 when the file is not a valid engine.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "tensoracle/cache.h"
+#include "tensoracle/engine_file.h"
+
+namespace tensoracle::cli {
+namespace {
+
+using nlohmann::json;
+
+struct InspectArgs {
+  std::string path;
+  bool json = false;
+};
+
+json range_json(const ShapeRange& r) { return json{{"min", r.min.values()}, {"opt", r.opt.values()}, {"max", r.max.values()}}; }
+
+std::string range_text(const ShapeRange& r) {
+  if (r.min == r.max) return r.min.to_string();
+  return fmt::format("{}..{} (opt {})", r.min.to_string(), r.max.to_string(), r.opt.to_string());
+}
+
+void run_inspect(const InspectArgs& args) {
+  auto opened = EngineFile::open(args.path);
+  if (!opened.is_ok()) fail_usage(opened.status().message());
+  const EngineFile& file = *opened;
+  const json manifest = json::parse(file.manifest_json(), nullptr, false);
+  // The plan of the CPU backend is JSON (docs/engines.md); other plans are shown by size.
+  const json plan = json::parse(file.plan().as_string_view(), nullptr, false);
+  uint64_t blob_bytes = 0;
+  for (const EngineBlobInfo& b : file.blobs()) blob_bytes += b.size;
+
+  json io = json::array();
+  for (const IoTensor& t : file.io_table().tensors) {
+    json ranges = json::array();
+    for (const ShapeRange& r : t.profiles) ranges.push_back(range_json(r));
+    io.push_back(json{{"name", t.name}, {"role", t.is_input ? "input" : "output"}, {"dtype", std::string(data_type_name(t.dtype))},
+                      {"format", t.format}, {"profiles", ranges}});
+  }
+  json layers = plan.is_object() && plan.contains("layers") ? plan["layers"] : json::array();
+  json memory = plan.is_object() && plan.contains("memory") ? plan["memory"] : json::object();
+  memory["weight_blobs_bytes"] = blob_bytes;
+  memory["file_bytes"] = file.bytes().size;
+
+  if (args.json) {
+    json out{{"path", file.label()},
+             {"format_version", file.format_version()},
+             {"checksum_xxh3_128", file.checksum_hex()},
+             {"key", cache_key_of_manifest_json(file.manifest_json())},
+             {"engine_name", manifest.is_object() ? manifest.value("engine_name", std::string()) : std::string()},
+             {"backend", file.environment().backend},
+             {"environment", json::parse(environment_to_json(file.environment()), nullptr, false)},
+             {"io", io},
+             {"layers", layers},
+             {"memory", memory},
+             {"plan_bytes", file.plan().size},
+             {"blobs", file.blobs().size()}};
+    if (manifest.is_object()) out["manifest"] = manifest;
+    std::printf("%s\n", out.dump(2).c_str());
+    throw CommandExit{kExitOk};
+  }
+  std::string text = fmt::format("engine {} ({} backend, format v{})\nname: {}\nkey: {}\nchecksum: {}\n", file.label(),
+                                 file.environment().backend, file.format_version(),
+                                 manifest.is_object() ? manifest.value("engine_name", std::string()) : std::string("?"),
+                                 cache_key_of_manifest_json(file.manifest_json()), file.checksum_hex());
+  text += "\nI/O:\n";
+  for (const IoTensor& t : file.io_table().tensors) {
+    std::string ranges;
+    for (size_t p = 0; p < t.profiles.size(); ++p) ranges += fmt::format("{}[{}] {}", p ? "  " : "", p, range_text(t.profiles[p]));
+    text += fmt::format("  {:<6} {:<16} {:<6} {:<6} {}\n", t.is_input ? "input" : "output", t.name, data_type_name(t.dtype), t.format,
+                        ranges);
+  }
+  text += fmt::format("\nlayers ({}):\n", layers.size());
+  text += fmt::format("  {:<4} {:<28} {:<16} {:<16} {}\n", "#", "NAME", "KIND", "TACTIC", "PRECISION");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const json& l = layers[i];
+    text += fmt::format("  {:<4} {:<28} {:<16} {:<16} {}\n", i, l.value("name", ""), l.value("kind", ""), l.value("tactic", ""),
+                        l.value("precision", ""));
+  }
+  text += "\nmemory:\n";
+  for (const auto& [key, value] : memory.items()) text += fmt::format("  {:<26} {}\n", key, value.dump());
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  throw CommandExit{kExitOk};
+}
+
+void add_inspect_command(CLI::App& app) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Describe an engine file: I/O table, layers after fusion with tactics and precision, memory, key, environment.");
+  cmd->add_option("ENGINE", args->path, "Engine file")->required();
+  cmd->add_flag("--json", args->json, "Machine-readable output");
+  cmd->callback([args] { run_inspect(*args); });
+}
+
+const CommandRegistration kInspect{"inspect", 45, &add_inspect_command};
+
+}  // namespace
+}  // namespace tensoracle::cli
