@@ -3,6 +3,7 @@
 // both kernels on seeded random non-zero inputs into poisoned outputs, and compare with the CPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -72,7 +73,8 @@ class BundleOnGpu : public ::testing::Test {
     auto manifest = compile_bundle(options);
     ASSERT_TRUE(manifest.is_ok()) << manifest.status().message();
     auto report = inspect_bundle(options.out_dir);
-    ASSERT_TRUE(report.is_ok() && report->passed()) << inspect_report_to_text(*report);
+    ASSERT_TRUE(report.is_ok()) << report.status().message();
+    ASSERT_TRUE(report->passed()) << inspect_report_to_text(*report);
     manifest_ = *manifest;
   }
 
