@@ -63,8 +63,8 @@ struct ModelGraphInfo {
   std::vector<InputDeclaration> default_inputs;
 };
 
-// A loaded package; the library stays loaded while this object or any EngineBuild made from it
-// lives.
+// A loaded package. Its library is never unloaded: objects its graph functions made (networks,
+// constants and their deleters) may outlive every handle on it.
 class ModelPackage {
  public:
   // dlopen()s `path`; errors name the library and the reason (not found, the missing entry

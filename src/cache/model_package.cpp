@@ -13,7 +13,7 @@ namespace tensoracle {
 namespace fs = std::filesystem;
 
 struct ModelPackage::Impl {
-  std::shared_ptr<void> library;  // dlclose()s when the last user goes
+  std::shared_ptr<void> library;  // dlclose()s the handle when the last user goes
   std::string path;
   std::string name;
   std::vector<ModelGraphInfo> graphs;
@@ -36,7 +36,9 @@ Result<std::vector<InputDeclaration>> parse_input_specs(const std::string& text)
 Result<ModelPackage> ModelPackage::load(const std::string& path) {
   // A bare file name would make dlopen search the system paths; packages are files.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: objects made by a graph function (constants' owners, their deleters) may
+  // outlive every handle on the package, so its code is never unmapped.
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* why = dlerror();
     return not_found("model package '{}' cannot be loaded: {}", path, why ? why : "unknown dlopen error");
