@@ -159,6 +159,7 @@ Result<OutputComparison> compare_outputs(const ArrayView& candidate, const Array
 Result<ComparisonReport> compare_outputs(const NamedArrayViews& candidate, const NamedArrayViews& reference,
                                          const CompareOptions& options) {
   TO_ASSIGN_OR_RETURN(auto metrics, find_metrics(options));
+  if (options.tolerance) TO_RETURN_IF_ERROR(check_tolerance(*options.tolerance));
   for (const auto& [name, tolerance] : options.output_tolerance) {
     TO_RETURN_IF_ERROR(check_tolerance(tolerance).with_context(fmt::format("output '{}'", name)));
   }
