@@ -88,7 +88,7 @@ void BM_CompareOutputs(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 2 * count * static_cast<int64_t>(sizeof(float)));
   state.counters["elements_per_s"] = benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
   if (count == kElements) {
-    state.counters["input_GBps"] = benchmark::Counter(input_bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["input_GB"] = benchmark::Counter(input_bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);  // shown as GB/s
   }
   state.SetLabel(with_tolerance ? "fp32, with tolerance" : "fp32, no tolerance");
 }
