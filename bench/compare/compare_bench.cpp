@@ -1,7 +1,7 @@
 // compare_outputs throughput against NumPy and against this machine's memory-copy bandwidth, all
 // measured in one run (docs/perf/compare.md records the numbers).
 //
-//   build/release/bench/compare/compare_bench [--benchmark_filter=...]
+//   build/bench/bench/compare/compare_bench [--benchmark_filter=...]
 //
 // BM_CompareOutputs   compare_outputs on two fp32 arrays (with and without a tolerance check)
 // BM_Memcpy           memcpy of one 1 GiB buffer, on one thread and split over every thread
