@@ -6,7 +6,9 @@
 // then the data region; offsets are relative to the start of the data region.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,8 +81,25 @@ class Weights {
   std::shared_ptr<const Impl> impl_;
 };
 
+// A metadata value known only once the tensor data is on its way to disk: typically a hash of
+// the source computed on another thread while the tensors are written. The header reserves
+// `width` bytes for it; after the last tensor byte is written, and before the file is synced and
+// renamed into place, `resolve` is called and its result is written over the reservation.
+//
+// The value must be exactly `width` (at least 1) printable ASCII characters other than '"' and
+// '\\' — characters JSON carries unescaped — so the file is byte for byte the one written with
+// the value in `metadata` from the start. If `resolve` fails or breaks that rule, the write fails
+// and nothing is left at the path.
+struct SafetensorsDeferredValue {
+  size_t width = 0;
+  std::function<Result<std::string>()> resolve;
+};
+
 struct SafetensorsWriteOptions {
   std::map<std::string, std::string> metadata;
+  // Metadata entries whose values are supplied after the data is written (keys distinct from
+  // those of `metadata`).
+  std::map<std::string, SafetensorsDeferredValue> deferred_metadata;
   // The data region starts at a file offset that is a multiple of this power of two (at most
   // 4096; the header is padded with spaces). 8 matches the reference implementation. Tensors are
   // contiguous, as the format requires, ordered by element size (widest first) then name, so each

@@ -16,6 +16,11 @@ namespace {
 
 std::string errno_text(int error) { return std::strerror(error); }
 
+// Dirty bytes handed to the disk at a time while a file is being written. Large enough that a
+// small file (a manifest, an engine header) never pays for it; small enough that writeback of a
+// multi-GiB file keeps pace with the writes.
+constexpr size_t kWritebackChunk = size_t{8} << 20;
+
 // "dir/name" -> {"dir", "name"}; "name" -> {".", "name"}.
 std::pair<std::string, std::string> split_path(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -58,6 +63,35 @@ Status AtomicFileWriter::write(const void* data, size_t size) {
     bytes += n;
     size -= static_cast<size_t>(n);
     written_ += static_cast<size_t>(n);
+    if (written_ - writeback_started_ >= kWritebackChunk) start_writeback();
+  }
+  return Status::ok();
+}
+
+// A hint, not a promise: it only starts writeback (it neither waits for it nor makes anything
+// durable), and a failure is ignored because the fsync that follows reports any real I/O error.
+void AtomicFileWriter::start_writeback() {
+#ifdef SYNC_FILE_RANGE_WRITE
+  (void)::sync_file_range(fd_, static_cast<off_t>(writeback_started_),
+                          static_cast<off_t>(written_ - writeback_started_), SYNC_FILE_RANGE_WRITE);
+#endif
+  writeback_started_ = written_;
+}
+
+Status AtomicFileWriter::overwrite(size_t offset, const void* data, size_t size) {
+  if (offset > written_ || size > written_ - offset)
+    return invalid_argument("cannot overwrite bytes [{}, {}) of '{}': only {} bytes are written", offset,
+                            offset + size, path_, written_);
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd_, bytes, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("cannot write '{}': {}", path_, errno_text(errno));
+    }
+    bytes += n;
+    offset += static_cast<size_t>(n);
+    size -= static_cast<size_t>(n);
   }
   return Status::ok();
 }

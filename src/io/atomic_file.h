@@ -16,6 +16,10 @@
 namespace tensoracle {
 
 // Sequential writer handed to the callback of write_file_atomically.
+//
+// Large files: once a few MiB are written, the writer asks the kernel to start writing them to
+// disk (sync_file_range, where available) while later bytes are still being produced, so the
+// final fsync waits only for the tail instead of the whole file.
 class AtomicFileWriter {
  public:
   // Appends `size` bytes (retrying short writes and EINTR).
@@ -23,6 +27,11 @@ class AtomicFileWriter {
   Status write(std::string_view bytes) { return write(bytes.data(), bytes.size()); }
   // Appends `count` zero bytes.
   Status write_zeros(size_t count);
+  // Replaces `size` bytes already written, starting at `offset`, without moving the end of the
+  // file: for fields whose value is known only after what follows them (a reserved header
+  // field, a checksum). `offset + size` must not exceed size().
+  Status overwrite(size_t offset, const void* data, size_t size);
+  Status overwrite(size_t offset, std::string_view bytes) { return overwrite(offset, bytes.data(), bytes.size()); }
   // Bytes written so far.
   size_t size() const { return written_; }
 
@@ -30,9 +39,12 @@ class AtomicFileWriter {
   friend Status write_file_atomically(const std::string& path,
                                       const std::function<Status(AtomicFileWriter&)>& write);
   AtomicFileWriter(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  void start_writeback();
+
   int fd_;
   const std::string& path_;  // the final path, for error messages
   size_t written_ = 0;
+  size_t writeback_started_ = 0;  // bytes [0, this) were handed to start_writeback
 };
 
 // Creates or replaces `path` with what `write` produces. If `write` or any file operation fails,

@@ -47,15 +47,28 @@ Result<std::vector<Planned>> plan(const NamedArrayViews& tensors) {
   return planned;
 }
 
-Status check_metadata(const std::map<std::string, std::string>& metadata) {
-  for (const auto& [key, value] : metadata)
+// The characters JSON writes inside a string as themselves, one byte each: a deferred value made
+// of them takes exactly the bytes its reservation took.
+bool is_plain_json_text(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; });
+}
+
+Status check_metadata(const SafetensorsWriteOptions& options) {
+  for (const auto& [key, value] : options.metadata)
     if (!is_utf8(key) || !is_utf8(value)) return invalid_argument("metadata entry '{}' is not valid UTF-8", key);
+  for (const auto& [key, deferred] : options.deferred_metadata) {
+    if (!is_utf8(key)) return invalid_argument("metadata entry '{}' is not valid UTF-8", key);
+    if (options.metadata.count(key) != 0)
+      return invalid_argument("metadata entry '{}' is given both now and deferred", key);
+    if (deferred.width == 0 || !deferred.resolve)
+      return invalid_argument("deferred metadata entry '{}' needs a width of at least 1 and a resolve function", key);
+  }
   return Status::ok();
 }
 
-std::string header_json(const std::vector<Planned>& planned, const SafetensorsWriteOptions& options) {
+std::string header_json(const std::vector<Planned>& planned, const std::map<std::string, std::string>& metadata) {
   nlohmann::json header = nlohmann::json::object();
-  if (!options.metadata.empty()) header["__metadata__"] = options.metadata;
+  if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
   for (const auto& tensor : planned) {
     header[*tensor.name] = {{"dtype", safetensors_dtype_name(tensor.view->dtype)},
@@ -64,6 +77,46 @@ std::string header_json(const std::vector<Planned>& planned, const SafetensorsWr
     offset += tensor.bytes;
   }
   return header.dump();
+}
+
+// The metadata with every deferred value reserved as `width` copies of 'a', except the one of
+// `distinct` (if any), reserved as 'b's.
+std::map<std::string, std::string> reserved_metadata(const SafetensorsWriteOptions& options,
+                                                     const std::string* distinct) {
+  std::map<std::string, std::string> metadata = options.metadata;
+  for (const auto& [key, deferred] : options.deferred_metadata)
+    metadata[key] = std::string(deferred.width, distinct != nullptr && key == *distinct ? 'b' : 'a');
+  return metadata;
+}
+
+struct Reservation {
+  const std::string* key;
+  const SafetensorsDeferredValue* deferred;
+  size_t header_offset;  // of the value's first byte, counted from the start of the JSON
+};
+
+// Finds each reservation as the bytes that change when only its filler changes, rather than by
+// searching for the filler, which a tensor name or another value may contain too.
+std::vector<Reservation> find_reservations(const std::vector<Planned>& planned, const SafetensorsWriteOptions& options,
+                                           const std::string& header) {
+  std::vector<Reservation> reservations;
+  for (const auto& [key, deferred] : options.deferred_metadata) {
+    const std::string distinct = header_json(planned, reserved_metadata(options, &key));
+    const size_t at = static_cast<size_t>(std::mismatch(header.begin(), header.end(), distinct.begin()).first -
+                                          header.begin());
+    reservations.push_back({&key, &deferred, at});
+  }
+  return reservations;
+}
+
+Status fill_reservation(AtomicFileWriter& writer, const Reservation& reservation) {
+  auto value = reservation.deferred->resolve();
+  if (!value.is_ok()) return value.status().with_context(fmt::format("metadata entry '{}'", *reservation.key));
+  if (value->size() != reservation.deferred->width || !is_plain_json_text(*value))
+    return invalid_argument("metadata entry '{}': the deferred value '{}' is not {} printable ASCII characters "
+                            "without '\"' or '\\'",
+                            *reservation.key, *value, reservation.deferred->width);
+  return writer.overwrite(8 + reservation.header_offset, *value);
 }
 
 }  // namespace
@@ -75,21 +128,25 @@ Status write_safetensors(const std::string& path, const NamedArrayViews& tensors
     return invalid_argument("writing '{}': alignment {} is not a power of two in [1, 4096]", path, alignment);
   auto planned = plan(tensors);
   if (!planned.is_ok()) return planned.status().with_context(fmt::format("writing '{}'", path));
-  TO_RETURN_IF_ERROR(check_metadata(options.metadata).with_context(fmt::format("writing '{}'", path)));
+  TO_RETURN_IF_ERROR(check_metadata(options).with_context(fmt::format("writing '{}'", path)));
+  std::string header = header_json(*planned, reserved_metadata(options, nullptr));
+  const std::vector<Reservation> reservations = find_reservations(*planned, options, header);
   // Spaces after the JSON (allowed by JSON) make the data region start on the alignment.
-  std::string header = header_json(*planned, options);
   const size_t padding = (alignment - (8 + header.size()) % alignment) % alignment;
   header.append(padding, ' ');
   if (header.size() > kMaxSafetensorsHeaderSize)
     return invalid_argument("writing '{}': the header would have {} bytes, over the format's limit of {}", path,
                             header.size(), kMaxSafetensorsHeaderSize);
 
+  // The length and the header go out in one write; each tensor in one more, straight from its view.
+  std::string prefix(8, '\0');
+  for (int i = 0; i < 8; ++i) prefix[i] = static_cast<char>(static_cast<uint64_t>(header.size()) >> (8 * i));
+  prefix += header;
   return write_file_atomically(path, [&](AtomicFileWriter& writer) -> Status {
-    uint8_t length[8];
-    for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(static_cast<uint64_t>(header.size()) >> (8 * i));
-    TO_RETURN_IF_ERROR(writer.write(length, sizeof length));
-    TO_RETURN_IF_ERROR(writer.write(header));
+    TO_RETURN_IF_ERROR(writer.write(prefix));
     for (const auto& tensor : *planned) TO_RETURN_IF_ERROR(writer.write(tensor.view->data, tensor.bytes));
+    for (const Reservation& reservation : reservations)
+      TO_RETURN_IF_ERROR(fill_reservation(writer, reservation).with_context(fmt::format("writing '{}'", path)));
     return Status::ok();
   });
 }

@@ -192,13 +192,24 @@ TorchArchive::~TorchArchive() = default;
 
 Result<TorchArchive> TorchArchive::open(const std::string& path, const PthLimits& limits) {
   TO_RETURN_IF_ERROR(diagnose_non_zip(path));
+  TO_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> mapping, MappedFile::open(path));
+  return open_zip(std::move(mapping), limits);
+}
+
+Result<TorchArchive> TorchArchive::open(std::shared_ptr<const MappedFile> mapping, const PthLimits& limits) {
+  TO_RETURN_IF_ERROR(diagnose_non_zip(mapping->path()));
+  return open_zip(std::move(mapping), limits);
+}
+
+Result<TorchArchive> TorchArchive::open_zip(std::shared_ptr<const MappedFile> mapping, const PthLimits& limits) {
+  const std::string& path = mapping->path();
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   int error = 0;
   // ZIP_CHECKCONS: cross-check the central directory against the local headers (hostile input).
   impl->zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &error);
   if (!impl->zip) return corrupt_data("'{}' is not a readable zip archive: {}", path, zip_error_text(error));
-  TO_ASSIGN_OR_RETURN(impl->mapping, MappedFile::open(path));
+  impl->mapping = std::move(mapping);
   impl->file_size = impl->mapping->size();
   auto stored = find_stored_entries(impl->mapping->data(), impl->mapping->size());
   if (!stored.is_ok()) return stored.status().with_context(fmt::format("'{}'", path));

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "io/mapped_file.h"
 #include "tensoracle/pth.h"
 #include "tensoracle/status.h"
 
@@ -28,6 +29,9 @@ class TorchArchive {
   // Opens `path`. Files that are not zip archives are diagnosed: the legacy torch.save format
   // (refused with re-save instructions), a bare pickle, a TorchScript archive, anything else.
   static Result<TorchArchive> open(const std::string& path, const PthLimits& limits);
+  // The same over a mapping the caller already holds (one mapping, faulted in once, shared with
+  // whatever else reads the file: the converter's source hash).
+  static Result<TorchArchive> open(std::shared_ptr<const MappedFile> mapping, const PthLimits& limits);
 
   TorchArchive(TorchArchive&&) noexcept;
   TorchArchive& operator=(TorchArchive&&) noexcept;
@@ -45,6 +49,8 @@ class TorchArchive {
  private:
   struct Impl;
   explicit TorchArchive(std::unique_ptr<Impl> impl);
+  // open() once the file is known to be a zip archive.
+  static Result<TorchArchive> open_zip(std::shared_ptr<const MappedFile> mapping, const PthLimits& limits);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -2,16 +2,16 @@
 #include <sys/stat.h>
 
 #include <deque>
-#include <exception>
-#include <future>
 #include <map>
 #include <new>
+#include <tuple>
 
 #include "core/errors.h"
 #include "io/mapped_file.h"
 #include "io/pth/archive.h"
 #include "io/pth/materialize.h"
 #include "io/pth/pickle.h"
+#include "io/pth/source_hash.h"
 #include "io/pth/state_dict.h"
 #include "tensoracle/float_formats.h"
 #include "tensoracle/hashing.h"
@@ -39,6 +39,8 @@ struct PthCheckpoint::Impl : pth::CheckpointData {};
 namespace {
 
 using pth::NamedTensorRef;
+
+constexpr size_t kSha256HexDigits = 2 * std::tuple_size<Sha256Digest>::value;
 
 std::string file_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -93,11 +95,14 @@ Result<ArrayView> materialize(const NamedTensorRef& named, const pth::RecordByte
   return view;
 }
 
-Status read_checkpoint(const std::string& path, const PthOptions& options, pth::CheckpointData& impl) {
+// `file` is a mapping of `path` the caller holds already, or null.
+Status read_checkpoint(const std::string& path, const std::shared_ptr<const MappedFile>& file,
+                       const PthOptions& options, pth::CheckpointData& impl) {
   if (options.float_dtype && *options.float_dtype != DataType::kFloat32 &&
       *options.float_dtype != DataType::kFloat16 && *options.float_dtype != DataType::kBFloat16)
     return invalid_argument("float_dtype must be fp32, fp16 or bf16, not {}", data_type_name(*options.float_dtype));
-  TO_ASSIGN_OR_RETURN(pth::TorchArchive archive, pth::TorchArchive::open(path, options.limits));
+  TO_ASSIGN_OR_RETURN(pth::TorchArchive archive, file ? pth::TorchArchive::open(file, options.limits)
+                                                              : pth::TorchArchive::open(path, options.limits));
   auto unpickled = pth::unpickle(archive.pickle(), options.limits);
   if (!unpickled.is_ok())
     return unpickled.status().with_context(fmt::format("'{}', record '{}/data.pkl'", path, archive.folder()));
@@ -122,20 +127,25 @@ Status read_checkpoint(const std::string& path, const PthOptions& options, pth::
   return Status::ok();
 }
 
-}  // namespace
-
-Result<PthCheckpoint> PthCheckpoint::read(const std::string& path, const PthOptions& options) {
-  // Allocation failures (a hostile file can ask for a lot) become a Status, never an exception
-  // through the API.
+// Allocation failures (a hostile file can ask for a lot) become a Status, never an exception
+// through the API.
+Status read_checkpoint_guarded(const std::string& path, const std::shared_ptr<const MappedFile>& file,
+                               const PthOptions& options, pth::CheckpointData& impl) {
   try {
-    auto impl = std::make_shared<Impl>();
-    TO_RETURN_IF_ERROR(read_checkpoint(path, options, *impl));
-    PthCheckpoint checkpoint;
-    checkpoint.impl_ = std::move(impl);
-    return checkpoint;
+    return read_checkpoint(path, file, options, impl);
   } catch (const std::bad_alloc&) {
     return make_error(StatusCode::kFailedPrecondition, "reading '{}': out of memory", path);
   }
+}
+
+}  // namespace
+
+Result<PthCheckpoint> PthCheckpoint::read(const std::string& path, const PthOptions& options) {
+  auto impl = std::make_shared<Impl>();
+  TO_RETURN_IF_ERROR(read_checkpoint_guarded(path, nullptr, options, *impl));
+  PthCheckpoint checkpoint;
+  checkpoint.impl_ = std::move(impl);
+  return checkpoint;
 }
 
 const std::string& PthCheckpoint::path() const { return impl_->path; }
@@ -150,39 +160,36 @@ Result<PthConversion> convert_pth_to_safetensors(const std::string& pth_path, co
       in_info.st_dev == out_info.st_dev && in_info.st_ino == out_info.st_ino)
     return invalid_argument("'{}' is the input itself; choose another output path", safetensors_path);
 
-  // The source hash runs on the second core, over a mapping of the file (no copy into a buffer),
-  // while the first parses and prepares the tensors.
+  // One mapping of the input serves both the source hash, which runs on a second thread, and the
+  // tensors, which are written from it in place: the pages are faulted in once (by the hash,
+  // which runs ahead), and what is hashed is what is converted. The header reserves the hash's
+  // 64 hex digits and receives them just before the output is synced (SafetensorsDeferredValue),
+  // so hashing overlaps parsing and writing.
   auto mapping = MappedFile::open(pth_path);
   if (!mapping.is_ok()) return mapping.status();
-  const std::shared_ptr<const MappedFile> file = *mapping;
-  auto hash_file = [file] { return to_hex(sha256(file->data(), file->size())); };
-  std::future<std::string> hash;
-  try {
-    hash = std::async(std::launch::async, hash_file);
-  } catch (const std::exception&) {
-    hash = std::async(std::launch::deferred, hash_file);
-  }
-  auto checkpoint = PthCheckpoint::read(pth_path, options);
-  const std::string sha256_hex = hash.get();
-  if (!checkpoint.is_ok()) return checkpoint.status();
+  pth::SourceHash hash(*mapping);
+  pth::CheckpointData checkpoint;
+  TO_RETURN_IF_ERROR(read_checkpoint_guarded(pth_path, *mapping, options, checkpoint));
 
   PthConversion conversion;
-  conversion.tensor_count = checkpoint->tensors().size();
-  conversion.source_sha256 = sha256_hex;
-  conversion.notes = checkpoint->notes();
+  conversion.tensor_count = checkpoint.tensors.size();
+  conversion.notes = checkpoint.notes;
   SafetensorsWriteOptions write_options;
   write_options.metadata = {
       {"format", "pt"},
       {"source_file", file_name(pth_path)},
-      {"source_sha256", conversion.source_sha256},
       {"tensor_count", std::to_string(conversion.tensor_count)},
       {"converter", "tensoracle " TENSORACLE_VERSION_STRING},
   };
+  write_options.deferred_metadata["source_sha256"] = {kSha256HexDigits, [&]() -> Result<std::string> {
+                                                        TO_ASSIGN_OR_RETURN(conversion.source_sha256, hash.hex());
+                                                        return conversion.source_sha256;
+                                                      }};
   if (!options.key.empty()) write_options.metadata["source_key"] = options.key;
   if (options.float_dtype) write_options.metadata["float_dtype"] = std::string(data_type_name(*options.float_dtype));
   Status written;
   try {
-    written = write_safetensors(safetensors_path, checkpoint->tensors(), write_options);
+    written = write_safetensors(safetensors_path, checkpoint.tensors, write_options);
   } catch (const std::bad_alloc&) {
     written = make_error(StatusCode::kFailedPrecondition, "writing '{}': out of memory", safetensors_path);
   }

@@ -47,6 +47,39 @@ TEST(WriteFileAtomically, AFailingWriterLeavesTheOldFileAndNoTemporary) {
   EXPECT_EQ(entries_in(dir.path()), 1u);
 }
 
+TEST(WriteFileAtomically, OverwriteReplacesBytesAlreadyWrittenAndNothingElse) {
+  TempDir dir;
+  const std::string path = dir.file("f.bin");
+  ASSERT_TRUE(write_file_atomically(path, [](AtomicFileWriter& writer) -> Status {
+                TO_RETURN_IF_ERROR(writer.write("head:????:tail"));
+                TO_RETURN_IF_ERROR(writer.overwrite(5, "1234"));
+                EXPECT_EQ(writer.size(), 14u);
+                EXPECT_FALSE(writer.overwrite(12, "abc").is_ok()) << "past the end";
+                EXPECT_FALSE(writer.overwrite(15, "").is_ok()) << "starts past the end";
+                return writer.write("!");
+              }).is_ok());
+  EXPECT_EQ(testing::read_bytes(path), "head:1234:tail!");
+}
+
+// Large files start writeback while being written; the content must not care.
+TEST(WriteFileAtomically, WritesLargeFilesInFull) {
+  TempDir dir;
+  const std::string path = dir.file("big.bin");
+  std::string chunk(size_t{3} << 20, '\0');
+  for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<char>(i * 2654435761u >> 24);
+  std::string expected;
+  ASSERT_TRUE(write_file_atomically(path, [&](AtomicFileWriter& writer) -> Status {
+                for (int i = 0; i < 9; ++i) {
+                  chunk[0] = static_cast<char>(i);
+                  expected += chunk;
+                  TO_RETURN_IF_ERROR(writer.write(chunk));
+                }
+                expected.replace(1, 3, "abc");
+                return writer.overwrite(1, "abc");
+              }).is_ok());
+  EXPECT_EQ(testing::read_bytes(path), expected);
+}
+
 TEST(WriteFileAtomically, HonoursTheUmaskLikeOpen) {
   TempDir dir;
   const mode_t previous = ::umask(022);

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
+#include <vector>
 
+#include "core/errors.h"
 #include "io_test_support.h"
+#include "tensoracle/hashing.h"
 #include "tensoracle/safetensors.h"
 
 namespace tensoracle {
@@ -119,6 +123,74 @@ TEST(WriteSafetensors, FailsCleanlyWhenTheDirectoryDoesNotExist) {
   ASSERT_FALSE(status.is_ok());
   EXPECT_EQ(status.code(), StatusCode::kIoError);
   EXPECT_NE(status.message().find("missing"), std::string::npos) << status.message();
+}
+
+// Deferred metadata: the header reserves the value, the value is written after the data; the
+// file must be exactly the one written with the value known from the start.
+TEST(WriteSafetensors, DeferredMetadataGivesTheBytesOfMetadataKnownUpFront) {
+  TempDir dir;
+  NamedArrays arrays = testing::sample_arrays();
+  // Names and values that contain the writer's reservation fillers must not confuse it.
+  arrays.emplace(std::string(64, 'a'), HostArray::zeros(DataType::kUInt8, Dims{2}).value());
+  arrays.emplace(std::string(64, 'b'), HostArray::zeros(DataType::kUInt8, Dims{1}).value());
+  const std::string digest = to_hex(sha256("deferred"));
+  for (size_t alignment : {1, 8, 4096}) {
+    SafetensorsWriteOptions up_front;
+    up_front.alignment = alignment;
+    up_front.metadata = {{"aa", std::string(64, 'a')}, {"source_sha256", digest}, {"zz", "x/y"}};
+    ASSERT_TRUE(write_safetensors(dir.file("up_front.safetensors"), views_of(arrays), up_front).is_ok());
+
+    SafetensorsWriteOptions deferred;
+    deferred.alignment = alignment;
+    deferred.metadata = {{"aa", std::string(64, 'a')}};
+    std::vector<std::string> resolved;
+    deferred.deferred_metadata["source_sha256"] = {64, [&]() -> Result<std::string> {
+                                                     resolved.push_back("source_sha256");
+                                                     return digest;
+                                                   }};
+    deferred.deferred_metadata["zz"] = {3, [&]() -> Result<std::string> {
+                                          resolved.push_back("zz");
+                                          return std::string("x/y");
+                                        }};
+    ASSERT_TRUE(write_safetensors(dir.file("deferred.safetensors"), views_of(arrays), deferred).is_ok());
+    EXPECT_EQ(resolved, (std::vector<std::string>{"source_sha256", "zz"}));
+    EXPECT_EQ(testing::read_bytes(dir.file("deferred.safetensors")), testing::read_bytes(dir.file("up_front.safetensors")))
+        << "alignment " << alignment;
+  }
+}
+
+TEST(WriteSafetensors, AFailingOrMisfitDeferredValueLeavesNothingBehind) {
+  TempDir dir;
+  const std::string path = dir.file("w.safetensors");
+  ASSERT_TRUE(write_safetensors(path, {}).is_ok());
+  const std::string old_bytes = testing::read_bytes(path);
+  const NamedArrays arrays = testing::sample_arrays();
+  auto deferring = [](size_t width, std::function<Result<std::string>()> resolve) {
+    SafetensorsWriteOptions options;
+    options.deferred_metadata["source_sha256"] = {width, std::move(resolve)};
+    return options;
+  };
+  const std::vector<std::pair<SafetensorsWriteOptions, std::string>> cases = {
+      {deferring(64, [] { return Result<std::string>(io_error("the hash thread failed")); }), "the hash thread failed"},
+      {deferring(4, [] { return Result<std::string>(std::string("abc")); }), "not 4 printable ASCII"},
+      {deferring(4, [] { return Result<std::string>(std::string("ab\"c")); }), "not 4 printable ASCII"},
+      {deferring(2, [] { return Result<std::string>(std::string("\xc3\xa9")); }), "not 2 printable ASCII"},
+      {deferring(0, [] { return Result<std::string>(std::string()); }), "width of at least 1"},
+      {deferring(4, nullptr), "resolve function"},
+  };
+  for (const auto& [options, expected] : cases) {
+    Status status = write_safetensors(path, views_of(arrays), options);
+    ASSERT_FALSE(status.is_ok()) << expected;
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("source_sha256"), std::string::npos) << status.message();
+    EXPECT_EQ(testing::read_bytes(path), old_bytes);
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1) << "temporary file left";
+  }
+
+  SafetensorsWriteOptions twice = deferring(1, [] { return Result<std::string>(std::string("x")); });
+  twice.metadata["source_sha256"] = "x";
+  EXPECT_EQ(write_safetensors(path, views_of(arrays), twice).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(testing::read_bytes(path), old_bytes);
 }
 
 TEST(WriteSafetensors, TheReferenceImplementationReadsOurFiles) {

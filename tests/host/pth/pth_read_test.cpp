@@ -10,14 +10,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "host/pth/pickle_builder.h"
 #include "io/pth/materialize.h"
 #include "io/pth/zip_offsets.h"
 #include "tensoracle/float_formats.h"
+#include "tensoracle/hashing.h"
 #include "tensoracle/pth.h"
 #include "tensoracle/safetensors.h"
+#include "tensoracle/version.h"
 
 namespace tensoracle {
 namespace {
@@ -281,6 +284,43 @@ TEST_F(PthRead, ConversionWritesAtomicallyAndNeverOverTheInput) {
   auto same = convert_pth_to_safetensors(good, good);
   EXPECT_EQ(same.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(PthCheckpoint::read(good).is_ok()) << "the input was damaged";
+}
+
+// The source hash is written into a header field reserved for it after the tensor data
+// (overlapping hashing with writing); the file must be byte for byte what writing the tensors with
+// the hash known from the start gives.
+TEST_F(PthRead, ConversionGivesTheBytesOfAWriteWithTheHashKnownFirst) {
+  const std::string good = write_checkpoint(
+      dict_of({{"w", fp32_tensor(0, {12}, {1})}, {"w_t", fp32_tensor(0, {3, 4}, {1, 3})}, {"w_tail", fp32_tensor(4, {8}, {1})}}),
+      {{"0", bytes_of(kTwelve)}});
+  auto read_all = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  auto source_hash = sha256_file_hex(good);
+  ASSERT_TRUE(source_hash.is_ok());
+  // Tensors written in place from the input's mapping, and converted copies.
+  for (const std::optional<DataType> float_dtype : {std::optional<DataType>(), std::optional(DataType::kBFloat16)}) {
+    PthOptions options;
+    options.float_dtype = float_dtype;
+    const std::string out = (dir_ / "out.safetensors").string();
+    auto conversion = convert_pth_to_safetensors(good, out, options);
+    ASSERT_TRUE(conversion.is_ok()) << conversion.status().to_string();
+    EXPECT_EQ(conversion->source_sha256, *source_hash);
+
+    auto checkpoint = PthCheckpoint::read(good, options);
+    ASSERT_TRUE(checkpoint.is_ok());
+    SafetensorsWriteOptions sequential;
+    sequential.metadata = {{"format", "pt"},
+                           {"source_file", "model.pth"},
+                           {"source_sha256", *source_hash},
+                           {"tensor_count", "3"},
+                           {"converter", "tensoracle " TENSORACLE_VERSION_STRING}};
+    if (float_dtype) sequential.metadata["float_dtype"] = "bf16";
+    const std::string expected = (dir_ / "expected.safetensors").string();
+    ASSERT_TRUE(write_safetensors(expected, checkpoint->tensors(), sequential).is_ok());
+    EXPECT_EQ(read_all(out), read_all(expected)) << (float_dtype ? "bf16" : "keep");
+  }
 }
 
 }  // namespace
