@@ -91,7 +91,7 @@ TEST(CompileBundle, AFailedCompileLeavesNoPartialBundleAndKeepsTheOldOne) {
   CompileBundleOptions bad = options_for(scratch, {kElementwise, scratch / "broken.cu"});
   auto manifest = compile_bundle(bad);
   ASSERT_FALSE(manifest.is_ok());
-  const std::string& message = manifest.status().message();
+  const std::string message = manifest.status().message();  // status() returns a copy
   EXPECT_NE(message.find("broken.cu' for sm_90 failed"), std::string::npos) << message;
   EXPECT_NE(message.find("undeclared"), std::string::npos) << message;  // nvcc's own diagnostic is quoted
   EXPECT_EQ(read_bytes(fs::path(bad.out_dir) / "manifest.json"), old_manifest);
