@@ -95,11 +95,23 @@ struct SafetensorsDeferredValue {
   std::function<Result<std::string>()> resolve;
 };
 
+// Where a tensor's bytes can also be read from an open file (a converter's input, say): the
+// writer then copies them inside the kernel (copy_file_range) rather than through memory, where
+// the operating system and the file systems allow it, and writes the view otherwise. The caller
+// guarantees that the file holds exactly the view's bytes at `offset`; the descriptor stays the
+// caller's.
+struct SafetensorsFileRange {
+  int fd = -1;
+  uint64_t offset = 0;
+};
+
 struct SafetensorsWriteOptions {
   std::map<std::string, std::string> metadata;
   // Metadata entries whose values are supplied after the data is written (keys distinct from
   // those of `metadata`).
   std::map<std::string, SafetensorsDeferredValue> deferred_metadata;
+  // Tensors (by name) whose bytes may be copied from a file instead of from their views.
+  std::map<std::string, SafetensorsFileRange> file_ranges;
   // The data region starts at a file offset that is a multiple of this power of two (at most
   // 4096; the header is padded with spaces). 8 matches the reference implementation. Tensors are
   // contiguous, as the format requires, ordered by element size (widest first) then name, so each

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -62,10 +63,39 @@ Status AtomicFileWriter::write(const void* data, size_t size) {
     }
     bytes += n;
     size -= static_cast<size_t>(n);
-    written_ += static_cast<size_t>(n);
-    if (written_ - writeback_started_ >= kWritebackChunk) start_writeback();
+    advance(static_cast<size_t>(n));
   }
   return Status::ok();
+}
+
+Result<size_t> AtomicFileWriter::copy_from(int fd, uint64_t offset, size_t size) {
+  size_t copied = 0;
+#ifdef __linux__
+  while (copied < size) {
+    loff_t from = static_cast<loff_t>(offset + copied);
+    const ssize_t n = ::copy_file_range(fd, &from, fd_, nullptr, std::min(size - copied, kWritebackChunk), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // Not possible between these files (other file systems, an old kernel, a file type that
+      // cannot be copied): the caller writes the bytes instead.
+      if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) break;
+      return io_error("cannot copy into '{}': {}", path_, errno_text(errno));
+    }
+    if (n == 0) break;
+    copied += static_cast<size_t>(n);
+    advance(static_cast<size_t>(n));
+  }
+#else
+  (void)fd;
+  (void)offset;
+  (void)size;
+#endif
+  return copied;
+}
+
+void AtomicFileWriter::advance(size_t bytes) {
+  written_ += bytes;
+  if (written_ - writeback_started_ >= kWritebackChunk) start_writeback();
 }
 
 // A hint, not a promise: it only starts writeback (it neither waits for it nor makes anything

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,11 @@ class AtomicFileWriter {
   // Appends `size` bytes (retrying short writes and EINTR).
   Status write(const void* data, size_t size);
   Status write(std::string_view bytes) { return write(bytes.data(), bytes.size()); }
+  // Appends up to `size` bytes read from the open file `fd` at `offset`, copied inside the kernel
+  // (copy_file_range) so they never pass through this process's memory. Returns how many it
+  // copied: fewer than `size`, possibly none, where the kernel or the file systems cannot copy
+  // between these files or `fd` ends early; the caller appends the rest another way.
+  Result<size_t> copy_from(int fd, uint64_t offset, size_t size);
   // Appends `count` zero bytes.
   Status write_zeros(size_t count);
   // Replaces `size` bytes already written, starting at `offset`, without moving the end of the
@@ -39,6 +45,7 @@ class AtomicFileWriter {
   friend Status write_file_atomically(const std::string& path,
                                       const std::function<Status(AtomicFileWriter&)>& write);
   AtomicFileWriter(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  void advance(size_t bytes);  // counts appended bytes; starts writeback every few MiB
   void start_writeback();
 
   int fd_;

@@ -138,13 +138,21 @@ Status write_safetensors(const std::string& path, const NamedArrayViews& tensors
     return invalid_argument("writing '{}': the header would have {} bytes, over the format's limit of {}", path,
                             header.size(), kMaxSafetensorsHeaderSize);
 
-  // The length and the header go out in one write; each tensor in one more, straight from its view.
+  // The length and the header go out in one write; each tensor in one more, straight from its view
+  // (or copied in the kernel from a file that holds it).
   std::string prefix(8, '\0');
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<char>(static_cast<uint64_t>(header.size()) >> (8 * i));
   prefix += header;
   return write_file_atomically(path, [&](AtomicFileWriter& writer) -> Status {
     TO_RETURN_IF_ERROR(writer.write(prefix));
-    for (const auto& tensor : *planned) TO_RETURN_IF_ERROR(writer.write(tensor.view->data, tensor.bytes));
+    for (const auto& tensor : *planned) {
+      size_t copied = 0;
+      if (const auto range = options.file_ranges.find(*tensor.name); range != options.file_ranges.end()) {
+        TO_ASSIGN_OR_RETURN(copied, writer.copy_from(range->second.fd, range->second.offset, tensor.bytes));
+      }
+      const auto* bytes = static_cast<const uint8_t*>(tensor.view->data);
+      TO_RETURN_IF_ERROR(writer.write(bytes + copied, tensor.bytes - copied));
+    }
     for (const Reservation& reservation : reservations)
       TO_RETURN_IF_ERROR(fill_reservation(writer, reservation).with_context(fmt::format("writing '{}'", path)));
     return Status::ok();

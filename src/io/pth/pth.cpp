@@ -1,6 +1,9 @@
 // PthCheckpoint and convert_pth_to_safetensors: archive -> pickle -> named tensors -> dense arrays.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <new>
@@ -41,6 +44,28 @@ namespace {
 using pth::NamedTensorRef;
 
 constexpr size_t kSha256HexDigits = 2 * std::tuple_size<Sha256Digest>::value;
+
+// A descriptor closed when it goes out of scope.
+struct FileDescriptor {
+  int fd = -1;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Tensors stored in place in the input (contiguous, little-endian, not converted) are views into
+// its mapping: their bytes are also at a known offset of the open input, from where the writer can
+// copy them in the kernel without touching them (SafetensorsFileRange).
+std::map<std::string, SafetensorsFileRange> in_place_ranges(const NamedArrayViews& tensors, const MappedFile& file,
+                                                            int fd) {
+  std::map<std::string, SafetensorsFileRange> ranges;
+  const auto begin = reinterpret_cast<uintptr_t>(file.data());
+  for (const auto& [name, view] : tensors) {
+    const auto data = reinterpret_cast<uintptr_t>(view.data);
+    if (data >= begin && data - begin < file.size()) ranges[name] = {fd, static_cast<uint64_t>(data - begin)};
+  }
+  return ranges;
+}
 
 std::string file_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -165,8 +190,15 @@ Result<PthConversion> convert_pth_to_safetensors(const std::string& pth_path, co
   // which runs ahead), and what is hashed is what is converted. The header reserves the hash's
   // 64 hex digits and receives them just before the output is synced (SafetensorsDeferredValue),
   // so hashing overlaps parsing and writing.
+  // A second descriptor lets the writer copy in-place tensors in the kernel; it is used only if it
+  // names the very file that was mapped.
+  const FileDescriptor input{::open(pth_path.c_str(), O_RDONLY | O_CLOEXEC)};
   auto mapping = MappedFile::open(pth_path);
   if (!mapping.is_ok()) return mapping.status();
+  struct stat by_descriptor, by_path;
+  const bool input_is_mapped = input.fd >= 0 && ::fstat(input.fd, &by_descriptor) == 0 &&
+                               ::stat(pth_path.c_str(), &by_path) == 0 && by_descriptor.st_dev == by_path.st_dev &&
+                               by_descriptor.st_ino == by_path.st_ino;
   pth::SourceHash hash(*mapping);
   pth::CheckpointData checkpoint;
   TO_RETURN_IF_ERROR(read_checkpoint_guarded(pth_path, *mapping, options, checkpoint));
@@ -185,6 +217,7 @@ Result<PthConversion> convert_pth_to_safetensors(const std::string& pth_path, co
                                                         TO_ASSIGN_OR_RETURN(conversion.source_sha256, hash.hex());
                                                         return conversion.source_sha256;
                                                       }};
+  if (input_is_mapped) write_options.file_ranges = in_place_ranges(checkpoint.tensors, **mapping, input.fd);
   if (!options.key.empty()) write_options.metadata["source_key"] = options.key;
   if (options.float_dtype) write_options.metadata["float_dtype"] = std::string(data_type_name(*options.float_dtype));
   Status written;

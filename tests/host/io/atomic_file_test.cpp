@@ -3,7 +3,9 @@
 #include "io/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -78,6 +80,28 @@ TEST(WriteFileAtomically, WritesLargeFilesInFull) {
                 return writer.overwrite(1, "abc");
               }).is_ok());
   EXPECT_EQ(testing::read_bytes(path), expected);
+}
+
+TEST(WriteFileAtomically, CopyFromAppendsBytesOfAnotherFile) {
+  TempDir dir;
+  testing::write_bytes(dir.file("source.bin"), "0123456789");
+  const int source = ::open(dir.file("source.bin").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(source, 0);
+  const std::string path = dir.file("f.bin");
+  ASSERT_TRUE(write_file_atomically(path, [&](AtomicFileWriter& writer) -> Status {
+                TO_RETURN_IF_ERROR(writer.write("<"));
+                // What the kernel did not copy (all of it, where it cannot), the caller writes.
+                TO_ASSIGN_OR_RETURN(const size_t copied, writer.copy_from(source, 3, 4));
+                TO_RETURN_IF_ERROR(writer.write(std::string_view("3456").substr(copied)));
+                // Past the end of the source: copies what there is.
+                TO_ASSIGN_OR_RETURN(const size_t tail, writer.copy_from(source, 8, 5));
+                EXPECT_LE(tail, 2u);
+                TO_RETURN_IF_ERROR(writer.write(std::string_view("89").substr(tail)));
+                EXPECT_EQ(writer.size(), 7u);
+                return writer.write(">");
+              }).is_ok());
+  ::close(source);
+  EXPECT_EQ(testing::read_bytes(path), "<345689>");
 }
 
 TEST(WriteFileAtomically, HonoursTheUmaskLikeOpen) {
