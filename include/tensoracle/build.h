@@ -67,7 +67,7 @@ struct EngineBuild {
   // (one fixed profile then).
   std::vector<InputDeclaration> inputs;
   BuilderSettings settings;
-  std::vector<PluginIdentity> plugins;
+  std::vector<PluginFingerprint> plugins;
   std::string backend = "cpu";
   // Progress messages. Unset: long builds print to stderr about once a second unless quiet.
   BuildProgressFn progress;

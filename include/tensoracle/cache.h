@@ -45,7 +45,7 @@ struct KeyManifest {
   // Builder settings in canonical text form ("optimization_level": "3", "tf32": "off", ...). The
   // builder decides the names; every setting that can change the engine belongs here.
   std::map<std::string, std::string> builder_settings;
-  std::vector<PluginIdentity> plugins;  // order does not matter
+  std::vector<PluginFingerprint> plugins;  // order does not matter
   Environment environment;              // probe_environment(backend)
 };
 

@@ -94,7 +94,7 @@ class EngineFile {
 
   std::string_view manifest_json() const;  // canonical key manifest text (cache.h)
   const Environment& environment() const;  // where it was built
-  const std::vector<PluginIdentity>& required_plugins() const;
+  const std::vector<PluginFingerprint>& required_plugins() const;
   const IoTable& io_table() const;
   ByteView plan() const;
   const std::vector<EngineBlobInfo>& blobs() const;  // in file order
@@ -115,7 +115,7 @@ using ByteSink = std::function<Status(const void* data, size_t size)>;
 class EngineWriter {
  public:
   void set_manifest_json(std::string json) { manifest_json_ = std::move(json); }
-  void set_environment(Environment environment, std::vector<PluginIdentity> plugins = {});
+  void set_environment(Environment environment, std::vector<PluginFingerprint> plugins = {});
   void set_io_table(IoTable table) { io_table_ = std::move(table); }
   void set_plan(std::string bytes);
   // A weight blob copied into the writer.
@@ -143,7 +143,7 @@ class EngineWriter {
 
   std::string manifest_json_;
   std::optional<Environment> environment_;
-  std::vector<PluginIdentity> plugins_;
+  std::vector<PluginFingerprint> plugins_;
   std::optional<IoTable> io_table_;
   std::shared_ptr<const std::string> plan_;
   std::vector<Blob> blobs_;
@@ -151,6 +151,6 @@ class EngineWriter {
 
 // check_compatibility (environment.h) for an engine file: "engine '<label>' cannot run here: ...".
 Status check_engine_compatibility(const EngineFile& engine, const Environment& current,
-                                  const std::vector<PluginIdentity>& available_plugins);
+                                  const std::vector<PluginFingerprint>& available_plugins);
 
 }  // namespace tensoracle

@@ -50,13 +50,13 @@ struct CudaVersions {
 
 // A plugin library an engine depends on (SPEC F9): its registered name and version, the SHA-256
 // of the shared library and of the cubin bundle manifest it ships (empty when none).
-struct PluginIdentity {
+struct PluginFingerprint {
   std::string name;
   std::string version;
   std::string library_sha256;
   std::string bundle_manifest_sha256;
 
-  bool operator==(const PluginIdentity& other) const;
+  bool operator==(const PluginFingerprint& other) const;
 };
 
 struct Environment {
@@ -100,14 +100,14 @@ struct Incompatibility {
 // Properties that only tune performance (SM count, memory size, ...) are in the cache key but do
 // not block running.
 std::vector<Incompatibility> find_incompatibilities(const Environment& engine,
-                                                    const std::vector<PluginIdentity>& engine_plugins,
+                                                    const std::vector<PluginFingerprint>& engine_plugins,
                                                     const Environment& current,
-                                                    const std::vector<PluginIdentity>& available_plugins);
+                                                    const std::vector<PluginFingerprint>& available_plugins);
 
 // Ok, or kUnsupported listing every incompatibility: "engine 'x.engine' cannot run here: <reason>; <reason>".
 Status check_compatibility(const std::string& engine_label, const Environment& engine,
-                           const std::vector<PluginIdentity>& engine_plugins, const Environment& current,
-                           const std::vector<PluginIdentity>& available_plugins);
+                           const std::vector<PluginFingerprint>& engine_plugins, const Environment& current,
+                           const std::vector<PluginFingerprint>& available_plugins);
 
 // Compares dotted decimal versions numerically ("12.10" > "12.9"); missing parts count as 0.
 // Non-numeric parts compare as text.

@@ -79,12 +79,12 @@ void check_cuda(const Environment& engine, const Environment& current, Collector
   out.require_equal("cuda.cudnn", "cuDNN", engine.cuda->cudnn, current.cuda->cudnn);
 }
 
-void check_plugins(const std::vector<PluginIdentity>& needed, const std::vector<PluginIdentity>& available,
+void check_plugins(const std::vector<PluginFingerprint>& needed, const std::vector<PluginFingerprint>& available,
                    Collector& out) {
-  for (const PluginIdentity& plugin : needed) {
+  for (const PluginFingerprint& plugin : needed) {
     const std::string field = "plugins." + plugin.name;
-    std::vector<const PluginIdentity*> same_name;
-    for (const PluginIdentity& candidate : available)
+    std::vector<const PluginFingerprint*> same_name;
+    for (const PluginFingerprint& candidate : available)
       if (candidate.name == plugin.name) same_name.push_back(&candidate);
     if (same_name.empty()) {
       out.add(field, plugin.version, "missing",
@@ -94,14 +94,14 @@ void check_plugins(const std::vector<PluginIdentity>& needed, const std::vector<
       continue;
     }
     const auto same_version = std::find_if(same_name.begin(), same_name.end(),
-                                           [&](const PluginIdentity* p) { return p->version == plugin.version; });
+                                           [&](const PluginFingerprint* p) { return p->version == plugin.version; });
     if (same_version == same_name.end()) {
       out.add(field, plugin.version, same_name.front()->version,
               fmt::format("the engine needs plugin '{}' version {}, the loaded one is version {}", plugin.name,
                           plugin.version, same_name.front()->version));
       continue;
     }
-    const PluginIdentity& loaded = **same_version;
+    const PluginFingerprint& loaded = **same_version;
     if (!plugin.library_sha256.empty() && !loaded.library_sha256.empty() &&
         plugin.library_sha256 != loaded.library_sha256)
       out.add(field + ".library_sha256", plugin.library_sha256, loaded.library_sha256,
@@ -131,9 +131,9 @@ int compare_versions(std::string_view a, std::string_view b) {
 }
 
 std::vector<Incompatibility> find_incompatibilities(const Environment& engine,
-                                                    const std::vector<PluginIdentity>& engine_plugins,
+                                                    const std::vector<PluginFingerprint>& engine_plugins,
                                                     const Environment& current,
-                                                    const std::vector<PluginIdentity>& available_plugins) {
+                                                    const std::vector<PluginFingerprint>& available_plugins) {
   Collector out;
   if (engine.backend != current.backend) {
     out.add("backend", engine.backend, current.backend,
@@ -148,8 +148,8 @@ std::vector<Incompatibility> find_incompatibilities(const Environment& engine,
 }
 
 Status check_compatibility(const std::string& engine_label, const Environment& engine,
-                           const std::vector<PluginIdentity>& engine_plugins, const Environment& current,
-                           const std::vector<PluginIdentity>& available_plugins) {
+                           const std::vector<PluginFingerprint>& engine_plugins, const Environment& current,
+                           const std::vector<PluginFingerprint>& available_plugins) {
   const auto problems = find_incompatibilities(engine, engine_plugins, current, available_plugins);
   if (problems.empty()) return Status::ok();
   std::string reasons;
@@ -158,7 +158,7 @@ Status check_compatibility(const std::string& engine_label, const Environment& e
 }
 
 Status check_engine_compatibility(const EngineFile& engine, const Environment& current,
-                                  const std::vector<PluginIdentity>& available_plugins) {
+                                  const std::vector<PluginFingerprint>& available_plugins) {
   return check_compatibility(engine.label(), engine.environment(), engine.required_plugins(), current,
                              available_plugins);
 }

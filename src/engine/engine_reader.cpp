@@ -28,7 +28,7 @@ struct ParsedEngine {
   Checksum checksum{};
   std::string_view manifest_json;
   Environment environment;
-  std::vector<PluginIdentity> plugins;
+  std::vector<PluginFingerprint> plugins;
   IoTable io_table;
   ByteView plan;
   std::vector<EngineBlobInfo> blobs;
@@ -269,7 +269,7 @@ ByteView EngineFile::bytes() const { return {impl_->data, impl_->size}; }
 std::string EngineFile::checksum_hex() const { return to_hex(impl_->checksum.data(), impl_->checksum.size()); }
 std::string_view EngineFile::manifest_json() const { return impl_->manifest_json; }
 const Environment& EngineFile::environment() const { return impl_->environment; }
-const std::vector<PluginIdentity>& EngineFile::required_plugins() const { return impl_->plugins; }
+const std::vector<PluginFingerprint>& EngineFile::required_plugins() const { return impl_->plugins; }
 const IoTable& EngineFile::io_table() const { return impl_->io_table; }
 ByteView EngineFile::plan() const { return impl_->plan; }
 const std::vector<EngineBlobInfo>& EngineFile::blobs() const { return impl_->blobs; }

@@ -58,7 +58,7 @@ class ChecksummingSink {
 
 }  // namespace
 
-void EngineWriter::set_environment(Environment environment, std::vector<PluginIdentity> plugins) {
+void EngineWriter::set_environment(Environment environment, std::vector<PluginFingerprint> plugins) {
   environment_ = std::move(environment);
   plugins_ = std::move(plugins);
 }

@@ -29,7 +29,7 @@ bool CudaVersions::operator==(const CudaVersions& other) const {
   return runtime == other.runtime && driver == other.driver && cublaslt == other.cublaslt && cudnn == other.cudnn;
 }
 
-bool PluginIdentity::operator==(const PluginIdentity& other) const {
+bool PluginFingerprint::operator==(const PluginFingerprint& other) const {
   return name == other.name && version == other.version && library_sha256 == other.library_sha256 &&
          bundle_manifest_sha256 == other.bundle_manifest_sha256;
 }

@@ -102,9 +102,9 @@ Result<Environment> environment_from_json_value(const json& value, const std::st
   return environment;
 }
 
-json plugins_to_json_value(const std::vector<PluginIdentity>& plugins) {
-  std::vector<PluginIdentity> sorted = plugins;
-  std::sort(sorted.begin(), sorted.end(), [](const PluginIdentity& a, const PluginIdentity& b) {
+json plugins_to_json_value(const std::vector<PluginFingerprint>& plugins) {
+  std::vector<PluginFingerprint> sorted = plugins;
+  std::sort(sorted.begin(), sorted.end(), [](const PluginFingerprint& a, const PluginFingerprint& b) {
     return std::tie(a.name, a.version, a.library_sha256) < std::tie(b.name, b.version, b.library_sha256);
   });
   json out = json::array();
@@ -116,12 +116,12 @@ json plugins_to_json_value(const std::vector<PluginIdentity>& plugins) {
   return out;
 }
 
-Result<std::vector<PluginIdentity>> plugins_from_json_value(const json& value, const std::string& where) {
+Result<std::vector<PluginFingerprint>> plugins_from_json_value(const json& value, const std::string& where) {
   if (!value.is_array()) return corrupt_data("{}: plugins must be an array, got {}", where, json_type_name(value));
-  std::vector<PluginIdentity> plugins;
+  std::vector<PluginFingerprint> plugins;
   for (size_t i = 0; i < value.size(); ++i) {
     const std::string at = fmt::format("{}, plugin {}", where, i);
-    PluginIdentity plugin;
+    PluginFingerprint plugin;
     TO_ASSIGN_OR_RETURN(plugin.name, get_string(value[i], "name", at));
     TO_ASSIGN_OR_RETURN(plugin.version, get_string(value[i], "version", at));
     TO_ASSIGN_OR_RETURN(plugin.library_sha256, get_string(value[i], "library_sha256", at));

@@ -16,8 +16,8 @@ nlohmann::json environment_to_json_value(const Environment& environment);
 Result<Environment> environment_from_json_value(const nlohmann::json& value, const std::string& where);
 
 // Sorted by name (then version), so the order plugins were listed in never changes a key.
-nlohmann::json plugins_to_json_value(const std::vector<PluginIdentity>& plugins);
-Result<std::vector<PluginIdentity>> plugins_from_json_value(const nlohmann::json& value, const std::string& where);
+nlohmann::json plugins_to_json_value(const std::vector<PluginFingerprint>& plugins);
+Result<std::vector<PluginFingerprint>> plugins_from_json_value(const nlohmann::json& value, const std::string& where);
 
 nlohmann::json shape_range_to_json_value(const ShapeRange& range);
 Result<ShapeRange> shape_range_from_json_value(const nlohmann::json& value, const std::string& where);

@@ -153,7 +153,7 @@ TEST(Compatibility, MissingGpuReasonQuotesTheProbe) {
 
 TEST(Compatibility, PluginsMustBeLoadedWithTheSameVersionAndLibrary) {
   const Environment environment = cuda_environment();
-  const std::vector<PluginIdentity> needed = {{"deform_conv", "2", "aaaa", ""}};
+  const std::vector<PluginFingerprint> needed = {{"deform_conv", "2", "aaaa", ""}};
   EXPECT_TRUE(find_incompatibilities(environment, needed, environment, needed).empty());
   EXPECT_TRUE(find_incompatibilities(environment, needed, environment, {{"deform_conv", "2", "", ""}}).empty())
       << "an unknown library hash does not block";
