@@ -1,0 +1,70 @@
+// How the CUDA backend implements a step (step.h): tactic families, one or more per layer kind,
+// each offering concrete candidates the builder times; the winner's name and choice are recorded
+// in the engine so a rebuild or a reload replays it exactly (deterministic replay).
+//
+// Follows CUTLASS's operation shape: can_implement (with a reason) -> workspace_size ->
+// initialize -> run(stream). initialize may allocate, build library plans and synchronize; run
+// is the hot path of enqueue: it only launches work on ctx.stream (no allocation, no host
+// synchronization, no logging), so it can be captured into a CUDA graph.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/run_context.h"
+#include "backends/cuda/step.h"
+
+namespace tensoracle::backends::cuda {
+
+class CudaTactic {
+ public:
+  virtual ~CudaTactic() = default;
+  // "<family>" or "<family>#<variant>", e.g. "cublaslt.matmul#algo3"; shown by inspect.
+  virtual std::string name() const = 0;
+  // What replays exactly this candidate (TacticFamily::replay); an empty object when nothing.
+  virtual nlohmann::json choice() const { return nlohmann::json::object(); }
+  // Device scratch memory run() needs for `step` (the runtime provides it; no allocation in run).
+  virtual size_t workspace_size(const StepInstance&) const { return 0; }
+  // Prepares for the step's concrete shapes. Called again when shapes change.
+  virtual Status initialize(const StepInstance&, const RunContext&) { return Status::ok(); }
+  virtual Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) = 0;
+};
+
+class TacticFamily {
+ public:
+  virtual ~TacticFamily() = default;
+  virtual std::string name() const = 0;  // the family name recorded in plans
+  // ok, or why this family cannot implement `step` on `device` (kUnsupported with a reason):
+  // types, layouts, ranks, attributes, the epilogue it would have to fuse.
+  virtual Status can_implement(const StepInstance& step, const DeviceInfo& device) const = 0;
+  // Candidates to time for `step`, the family's best guess first, at most `limit` (>= 1).
+  virtual Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
+                                                                      int limit) const = 0;
+  // The candidate a plan recorded (`choice` is what CudaTactic::choice returned).
+  virtual Result<std::unique_ptr<CudaTactic>> replay(const StepInstance& step, const nlohmann::json& choice) const = 0;
+};
+
+// Every family compiled in, by the anchor kind it implements, in preference order.
+class FamilyTable {
+ public:
+  void add(OpKind kind, std::shared_ptr<const TacticFamily> family);
+  const std::vector<std::shared_ptr<const TacticFamily>>& for_kind(OpKind kind) const;
+  const TacticFamily* find(const std::string& name) const;
+
+ private:
+  std::map<OpKind, std::vector<std::shared_ptr<const TacticFamily>>> by_kind_;
+};
+
+const FamilyTable& tactic_families();
+
+// Each group of families registers itself from one function (tactic_table.cpp calls them all).
+void add_pointwise_families(FamilyTable& table);      // kernels/: elementwise .. cast, select, softmax, reduce, norms, Q/DQ
+void add_data_movement_families(FamilyTable& table);  // kernels/: shuffle, concat, slice, pad, gather, top-k, resize, grid sample, pooling
+void add_cublaslt_families(FamilyTable& table);       // cublaslt/: matrix multiply
+void add_attention_families(FamilyTable& table);      // attention: cuDNN SDPA, composed path
+void add_cudnn_conv_families(FamilyTable& table);     // cudnn/: convolution, deconvolution
+
+}  // namespace tensoracle::backends::cuda

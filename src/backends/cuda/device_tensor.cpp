@@ -1,0 +1,46 @@
+#include "backends/cuda/device_tensor.h"
+
+#include "core/errors.h"
+
+namespace tensoracle::backends::cuda {
+
+const char* layout_name(Layout layout) { return layout == Layout::kNhwc ? "nhwc" : "linear"; }
+
+std::vector<int64_t> element_strides(const Dims& shape, Layout layout) {
+  const size_t rank = shape.rank();
+  std::vector<int64_t> strides(rank, 1);
+  if (layout == Layout::kNhwc && rank == 4) {
+    const int64_t c = shape[1], h = shape[2], w = shape[3];
+    strides = {h * w * c, 1, w * c, c};
+    return strides;
+  }
+  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+Result<TensorGeometry> geometry_of(const DeviceTensor& t) { return broadcast_geometry(t, t.shape); }
+
+Result<TensorGeometry> broadcast_geometry(const DeviceTensor& t, const Dims& shape) {
+  if (shape.rank() > static_cast<size_t>(TensorGeometry::kMaxRank))
+    return unsupported("tensor of rank {} (shape {}): CUDA kernels take at most rank {}", shape.rank(), shape.to_string(),
+                       TensorGeometry::kMaxRank);
+  if (t.shape.rank() > shape.rank())
+    return invalid_argument("shape {} does not broadcast to {}", t.shape.to_string(), shape.to_string());
+  if (t.layout == Layout::kNhwc && t.shape.rank() != 4)
+    return invalid_argument("an nhwc tensor must have rank 4, got shape {}", t.shape.to_string());
+  const std::vector<int64_t> own = element_strides(t.shape, t.layout);
+  TensorGeometry g;
+  g.rank = static_cast<int>(shape.rank());
+  const size_t lead = shape.rank() - t.shape.rank();
+  for (size_t d = 0; d < shape.rank(); ++d) {
+    g.shape[d] = shape[d];
+    if (d < lead) continue;  // added leading dim: stride 0
+    const int64_t own_dim = t.shape[d - lead];
+    if (own_dim == shape[d]) g.stride[d] = own_dim == 1 ? 0 : own[d - lead];
+    else if (own_dim == 1) g.stride[d] = 0;
+    else return invalid_argument("shape {} does not broadcast to {} (dim {})", t.shape.to_string(), shape.to_string(), d);
+  }
+  return g;
+}
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,49 @@
+// A tensor in device memory as tactics see it: logical type and shape (the network's, e.g.
+// NCHW order for images), its memory layout and the address.
+//
+// Layouts: kLinear is row-major over the logical dims (the network's default; every engine input
+// and output is linear). kNhwc is a rank-4 tensor whose logical dims are [N, C, H, W] stored
+// channels-last (physical order N, H, W, C), which tensor-core convolutions prefer in fp16/bf16.
+// The builder chooses layouts and inserts reformat steps where a tactic needs another one.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tensoracle/network.h"
+
+namespace tensoracle::backends::cuda {
+
+enum class Layout : uint8_t { kLinear, kNhwc };
+
+const char* layout_name(Layout layout);  // "linear", "nhwc"
+
+// Element strides of each logical dim for `shape` stored in `layout` (kNhwc needs rank 4).
+std::vector<int64_t> element_strides(const Dims& shape, Layout layout);
+
+struct DeviceTensor {
+  DataType dtype = DataType::kFloat32;
+  Dims shape;
+  Layout layout = Layout::kLinear;
+  void* data = nullptr;  // nullptr: an omitted optional input
+
+  int64_t element_count() const { return shape.element_count().value_or(0); }
+  size_t byte_size() const { return static_cast<size_t>(element_count()) * data_type_size(dtype); }
+};
+
+// Shape and element strides by value, small enough to pass to a kernel as an argument; kernels
+// walk any layout (and broadcasts, with stride 0) through it.
+struct TensorGeometry {
+  static constexpr int kMaxRank = 8;
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[kMaxRank] = {};
+};
+
+// The geometry of `t` (rank <= kMaxRank, else kUnsupported naming the rank).
+Result<TensorGeometry> geometry_of(const DeviceTensor& t);
+// The geometry of `t` read as if broadcast to `shape` (numpy rules: leading dims added, size-1
+// dims get stride 0). Fails when `t` does not broadcast to `shape`.
+Result<TensorGeometry> broadcast_geometry(const DeviceTensor& t, const Dims& shape);
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,8 @@
+// Placeholder until this group's families land: registers nothing.
+#include "backends/cuda/cuda_tactic.h"
+
+namespace tensoracle::backends::cuda {
+
+void add_data_movement_families(FamilyTable&) {}
+
+}  // namespace tensoracle::backends::cuda

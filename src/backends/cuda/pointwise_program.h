@@ -1,0 +1,64 @@
+// A chain (or small DAG) of pointwise layers -- elementwise, unary, activation, cast, select --
+// as one program that one kernel runs per output element, so a chain costs one launch and one
+// pass over memory. The same program describes the epilogue fused after a matrix product or a
+// convolution (its input 0 is then that layer's output, held in registers).
+//
+// Registers: register i < inputs.size() holds input i (read with numpy broadcasting to the
+// output's shape, converted to the compute type); register inputs.size() + k holds the result of
+// instrs[k]. The last instruction's register is the program's output. Each result is rounded to
+// its instruction's `type` (the type of the layer's output tensor), so a fused chain computes what
+// the unfused layers would (strong typing); integer results follow the CPU reference's rules
+// (division truncates, saturating casts).
+//
+// Compute type: fp32 when every input and result is floating, bool or an integer of at most 16
+// bits; fp64 otherwise (int32/int64 stay exact up to 2^53).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensoracle/network.h"
+
+namespace tensoracle::backends::cuda {
+
+enum class PointwiseCode : uint8_t {
+  // binary: a op b (ElementwiseOp order)
+  kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kLessEqual, kGreaterEqual, kAnd, kOr,
+  // unary: op(a) (UnaryOp order)
+  kExp, kLog, kSqrt, kRsqrt, kRecip, kAbs, kNeg, kSin, kCos, kErf, kFloor, kCeil, kRound,
+  // activation(a; alpha, beta) (ActivationKind order)
+  kRelu, kLeakyRelu, kSigmoid, kTanh, kGeluErf, kGeluTanh, kSilu, kSoftplus, kClip, kHardSigmoid, kHardSwish,
+  kSelect,  // a != 0 ? b : c
+  kCast,    // a, rounded to `type`
+};
+
+struct PointwiseInstr {
+  PointwiseCode code = PointwiseCode::kCast;
+  int a = -1, b = -1, c = -1;  // source registers (-1: unused)
+  double alpha = 0, beta = 0;  // activation parameters (defaults resolved)
+  DataType type = DataType::kFloat32;
+  int64_t node = -1;  // the network node this came from (maps fused layers back to the graph)
+};
+
+struct PointwiseProgram {
+  std::vector<TensorDesc> inputs;
+  std::vector<PointwiseInstr> instrs;
+
+  bool empty() const { return instrs.empty(); }
+  int output_register() const { return static_cast<int>(inputs.size() + instrs.size()) - 1; }
+  DataType output_type() const { return instrs.back().type; }
+  // "add(r0, r1):fp16 -> relu(r2):fp16", for plans and logs.
+  std::string to_string() const;
+};
+
+// Layers a program can hold.
+bool is_pointwise(OpKind kind);
+
+// Appends the computation of pointwise `node` (whose concrete output type is `output`) reading
+// `operands` (one register per node input, in order) and returns the result's register.
+// `node_index` is recorded in the instruction. kUnsupported for a layer a program cannot hold.
+Result<int> append_pointwise_node(PointwiseProgram& program, const Node& node, int64_t node_index,
+                                  const TensorDesc& output, const std::vector<int>& operands);
+
+}  // namespace tensoracle::backends::cuda
