@@ -207,7 +207,7 @@ Result<EngineWriter> plan_engine(const EngineBuild& build, const PreparedBuild& 
   writer.set_environment(prepared.manifest.environment, prepared.manifest.plugins);
   writer.set_io_table(prepared.io_table);
   writer.set_plan(std::move(plan->json));
-  for (backends::cpu::PlanBlob& blob : plan->blobs)
+  for (backends::PlanBlob& blob : plan->blobs)
     TO_RETURN_IF_ERROR(writer.add_blob(blob.name, blob.view.data, blob.view.byte_size(), blob.owner));
   return writer;
 }

@@ -62,7 +62,7 @@ class CpuRestoredPlan : public RestoredPlan {
 Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine_plan(const EngineFile& file) {
   // The constants borrow the blobs; `keep` holds the file's mapping while the network lives.
   auto keep = std::make_shared<EngineFile>(file);
-  backends::cpu::BlobLookup lookup = [keep](const std::string& name) -> Result<ConstantBytes> {
+  backends::BlobLookup lookup = [keep](const std::string& name) -> Result<ConstantBytes> {
     TO_ASSIGN_OR_RETURN(ByteView bytes, keep->blob(name));
     ConstantBytes out;
     out.view = ArrayView{DataType::kUInt8, Dims({static_cast<int64_t>(bytes.size)}), bytes.data};

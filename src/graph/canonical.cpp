@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "graph/liveness.h"
 #include "tensoracle/hashing.h"
 #include "tensoracle/network.h"
 
@@ -30,17 +31,7 @@ struct Canonicalizer {
   explicit Canonicalizer(const Network& n)
       : net(n), live(n.num_nodes(), false), node_sig(n.num_nodes()), tensor_sig(n.num_tensors()) {}
 
-  void mark_live() {
-    std::vector<Tensor> stack(net.outputs().begin(), net.outputs().end());
-    while (!stack.empty()) {
-      const int64_t producer = net.tensor(stack.back()).producer;
-      stack.pop_back();
-      if (producer < 0 || live[producer]) continue;
-      live[producer] = true;
-      for (Tensor t : net.node(producer).inputs)
-        if (t.valid()) stack.push_back(t);
-    }
-  }
+  void mark_live() { live = graph::live_nodes(net); }
 
   // The line of a node with its inputs written as `refs` (input signatures or canonical ids).
   std::string node_line(size_t i, const std::vector<std::string>& refs) const {

@@ -11,17 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/plan_network.h"
 #include "tensoracle/network.h"
 
 namespace tensoracle::backends::cpu {
 
 inline constexpr int kCpuPlanVersion = 1;
-
-struct PlanBlob {
-  std::string name;
-  ArrayView view;
-  std::shared_ptr<const void> owner;
-};
 
 struct CpuPlan {
   std::string json;
@@ -36,8 +31,6 @@ using PlanProgressFn = std::function<void(size_t, size_t, const Node&, const std
 Result<CpuPlan> make_cpu_plan(const Network& network, const std::map<std::string, Dims>& opt_inputs,
                               const PlanProgressFn& progress);
 
-// The bytes of blob `name`, kept alive by the returned owner.
-using BlobLookup = std::function<Result<ConstantBytes>(const std::string& blob_name)>;
 // Rebuilds the network of a plan; constants borrow the blobs (their SHA-256 is checked).
 Result<Network> restore_cpu_plan(std::string_view plan_json, const BlobLookup& blobs);
 

@@ -1,0 +1,43 @@
+// What every backend's engine plan shares: the network itself (network.h to_json) with its
+// constants table, the constants' bytes as engine blobs ("const/<sha256>", one per distinct
+// constant, so an engine runs without the safetensors it was built from), and concrete shape
+// inference over the layers that reach an output. docs/engines.md shows the layout.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tensoracle/network.h"
+
+namespace tensoracle::backends {
+
+struct PlanBlob {
+  std::string name;
+  ArrayView view;
+  std::shared_ptr<const void> owner;
+};
+
+// The network's JSON, its constants table and the blobs to store.
+struct NetworkPlan {
+  nlohmann::json network;
+  nlohmann::json constants;
+  std::vector<PlanBlob> blobs;
+  uint64_t weight_bytes = 0;
+};
+NetworkPlan plan_network(const Network& network);
+
+// The bytes of blob `name`, kept alive by the returned owner.
+using BlobLookup = std::function<Result<ConstantBytes>(const std::string& blob_name)>;
+// Rebuilds the network from a plan's "network" and "constants" members; constants borrow the
+// blobs. `what` prefixes errors ("cuda plan").
+Result<Network> restore_network(const nlohmann::json& doc, const BlobLookup& blobs, const std::string& what);
+
+// Concrete descriptions of every tensor for concrete input shapes (inference over live layers;
+// tensors of dead layers keep an empty description).
+Result<std::vector<TensorDesc>> infer_tensor_descs(const Network& network, const std::map<std::string, Dims>& input_shapes);
+
+}  // namespace tensoracle::backends

@@ -1,0 +1,28 @@
+// Inference rewrites the builder applies before a backend plans a network. Each returns a new
+// network with the same inputs and outputs (names, types, shapes); results change only by
+// rounding (documented per pass in docs/passes.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tensoracle/network.h"
+
+namespace tensoracle::passes {
+
+// Convolution followed by inference batch norm, whose parameters, weight and bias are constants
+// (possibly through casts), becomes one convolution with scaled weights and a shifted bias:
+// w' = w * s, b' = (b - mean) * s + beta, s = gamma / sqrt(var + eps), computed in fp64 from the
+// constants' values before any cast and rounded once to the convolution's weight type.
+Result<Network> fold_batch_norm(const Network& network);
+
+// A cast of a constant becomes a constant of the cast's type (exact rounding to nearest even).
+Result<Network> fold_constant_casts(const Network& network);
+
+// Only the layers that reach an output (constants a fold left unused disappear from the engine).
+Result<Network> remove_dead_layers(const Network& network);
+
+// Every inference pass in order; `log` (if given) receives one line per rewrite.
+Result<Network> optimize_for_inference(const Network& network, std::vector<std::string>* log = nullptr);
+
+}  // namespace tensoracle::passes

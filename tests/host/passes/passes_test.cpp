@@ -1,0 +1,106 @@
+// Each inference pass keeps the network's results (up to the rounding it documents) and does
+// what it says to the graph.
+#include <gtest/gtest.h>
+
+#include "backends/backend.h"
+#include "passes/passes.h"
+#include "tensoracle/compare.h"
+#include "tensoracle/float_formats.h"
+#include "tinynet/tinynet.h"
+
+namespace tensoracle::passes {
+namespace {
+
+size_t count(const Network& net, OpKind kind) {
+  size_t c = 0;
+  for (size_t i = 0; i < net.num_nodes(); ++i) c += net.node(i).kind == kind;
+  return c;
+}
+
+HostArray seeded(DataType type, const Dims& shape, unsigned seed) {
+  HostArray a = HostArray::zeros(DataType::kFloat64, shape).value();
+  double* p = a.data_as<double>();
+  for (int64_t i = 0; i < a.element_count(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = static_cast<double>(seed >> 8) / static_cast<double>(1u << 24) - 0.5;
+  }
+  HostArray out = HostArray::zeros(type, shape).value();
+  convert_elements(DataType::kFloat64, a.data(), type, out.data(), static_cast<size_t>(a.element_count()));
+  return out;
+}
+
+NamedArrays run_cpu(const Network& net, const NamedArrayViews& inputs) {
+  auto cpu = backends::create_backend("cpu").value();
+  auto out = cpu->execute(net, inputs);
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return out.is_ok() ? std::move(out).value() : NamedArrays{};
+}
+
+TEST(FoldBatchNorm, TinynetLosesEveryBatchNormAndKeepsItsOutput) {
+  auto weights = Weights::open(std::string(TENSORACLE_FIXTURES_DIR) + "/examples/tinynet/weights.safetensors");
+  ASSERT_TRUE(weights.is_ok()) << weights.status().to_string();
+  Network net;
+  ASSERT_TRUE(tinynet::define(net, *weights, {2, 3, 16, 16}).is_ok());
+  ASSERT_EQ(count(net, OpKind::kBatchNorm), 3u);
+
+  auto folded = fold_batch_norm(net);
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  EXPECT_EQ(count(*folded, OpKind::kBatchNorm), 0u);
+  EXPECT_EQ(count(*folded, OpKind::kConvolution), 3u);
+
+  HostArray image = seeded(DataType::kFloat32, {2, 3, 16, 16}, 7);
+  NamedArrays before = run_cpu(net, {{"image", image.view()}});
+  NamedArrays after = run_cpu(*folded, {{"image", image.view()}});
+  auto cmp = compare_outputs(after.at("probs").view(), before.at("probs").view());
+  ASSERT_TRUE(cmp.is_ok());
+  EXPECT_LT(cmp->rel_l2_error, 1e-6);
+}
+
+TEST(FoldBatchNorm, LeavesABatchNormWhoseConvolutionOutputIsAlsoUsedElsewhere) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {1, 2, 4, 4});
+  Tensor w = net.add_constant(seeded(DataType::kFloat32, {2, 2, 1, 1}, 1));
+  Tensor y = net.convolution(x, w, Tensor{});
+  Tensor p = net.add_constant(seeded(DataType::kFloat32, {2}, 2));
+  Tensor v = net.add_constant(HostArray::zeros(DataType::kFloat32, {2}).value());
+  Tensor bn = net.batch_norm(y, p, p, p, net.add(v, v));  // variance is not a constant
+  net.mark_output(net.add(bn, y), "out");
+  auto folded = fold_batch_norm(net);
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  EXPECT_EQ(count(*folded, OpKind::kBatchNorm), 1u);
+}
+
+TEST(FoldConstantCasts, CastWeightsBecomeConstantsOfTheCastType) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat16, {3, 4});
+  Tensor w = net.cast(net.add_constant(seeded(DataType::kFloat32, {4, 5}, 3)), DataType::kFloat16);
+  net.mark_output(net.matmul(x, w), "y");
+  auto folded = optimize_for_inference(net);
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  EXPECT_EQ(count(*folded, OpKind::kCast), 0u);
+  // The fp32 original is gone (dead), only the fp16 constant remains.
+  ASSERT_EQ(count(*folded, OpKind::kConstant), 1u);
+  for (size_t i = 0; i < folded->num_nodes(); ++i)
+    if (folded->node(i).kind == OpKind::kConstant) EXPECT_EQ(folded->node(i).constant->view.dtype, DataType::kFloat16);
+
+  HostArray input = seeded(DataType::kFloat16, {3, 4}, 4);
+  NamedArrays before = run_cpu(net, {{"x", input.view()}});
+  NamedArrays after = run_cpu(*folded, {{"x", input.view()}});
+  auto cmp = compare_outputs(after.at("y").view(), before.at("y").view());
+  ASSERT_TRUE(cmp.is_ok());
+  EXPECT_EQ(cmp->max_abs_error, 0.0);  // same rounding, same values
+}
+
+TEST(RemoveDeadLayers, KeepsOnlyWhatReachesAnOutput) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {4});
+  net.relu(x);  // dead
+  net.mark_output(net.add(x, x), "y");
+  auto pruned = remove_dead_layers(net);
+  ASSERT_TRUE(pruned.is_ok());
+  EXPECT_EQ(pruned->num_nodes(), 1u);
+  EXPECT_EQ(pruned->tensor(pruned->outputs()[0]).name, "y");
+}
+
+}  // namespace
+}  // namespace tensoracle::passes
