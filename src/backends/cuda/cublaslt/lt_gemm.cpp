@@ -1,0 +1,208 @@
+#include "backends/cuda/cublaslt/lt_gemm.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "backends/cuda/cuda_check.h"
+#include "core/errors.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+Result<cudaDataType_t> cuda_type(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return CUDA_R_32F;
+    case DataType::kFloat16: return CUDA_R_16F;
+    case DataType::kBFloat16: return CUDA_R_16BF;
+    default: return unsupported("cuBLASLt GEMM: element type {} (takes fp32, fp16, bf16)", data_type_name(type));
+  }
+}
+
+bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// A stored row-major [rows, cols] matrix with row pitch `ld` is the column-major [cols, rows]
+// matrix with leading dimension `ld`.
+Status create_layout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
+                     int64_t batch_count, int64_t batch_stride) {
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(layout, type, static_cast<uint64_t>(cols),
+                                                       static_cast<uint64_t>(rows), ld));
+  if (batch_count > 1) {
+    const int32_t count = static_cast<int32_t>(batch_count);
+    TO_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                               &batch_stride, sizeof(batch_stride)));
+  }
+  return Status::ok();
+}
+
+cublasLtEpilogue_t epilogue_of(LtActivation activation, bool bias) {
+  switch (activation) {
+    case LtActivation::kRelu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case LtActivation::kGeluTanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    case LtActivation::kNone: break;
+  }
+  return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+const char* activation_name(LtActivation activation) {
+  switch (activation) {
+    case LtActivation::kRelu: return "relu";
+    case LtActivation::kGeluTanh: return "gelu_tanh";
+    case LtActivation::kNone: break;
+  }
+  return "none";
+}
+
+// fp32 products must be computed from fp32 inputs: CUBLAS_COMPUTE_32F already excludes TF32;
+// this drops any algorithm that reports otherwise (or a 16-bit accumulator), as a second guard.
+Result<bool> keeps_precision(const cublasLtMatmulAlgo_t& algo, DataType input_type) {
+  uint64_t flags = 0;
+  size_t written = 0;
+  TO_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &flags, sizeof(flags), &written));
+  if (flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_16F) return false;
+  const uint64_t down_converting =
+      CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_TF32 | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16F | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16BF;
+  if (input_type == DataType::kFloat32 && (flags & down_converting)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string LtGemmDesc::to_string() const {
+  return fmt::format("{} [{}x{}]{}x[{}x{}]{} -> {} batch {} (strides a {} b {} c {} d {}){}{}{}",
+                     data_type_name(input_type), m, k, transpose_a ? "(stored T)" : "", k, n,
+                     transpose_b ? "(stored T)" : "", data_type_name(output_type), batch_count, batch_stride_a,
+                     batch_stride_b, batch_stride_c, batch_stride_d, use_c ? " +C" : "", use_bias ? " +bias" : "",
+                     activation == LtActivation::kNone ? "" : fmt::format(" {}", activation_name(activation)));
+}
+
+LtGemm::~LtGemm() {
+  // Destroy calls cannot fail on valid descriptors; nothing useful to do with an error here.
+  if (preference_) cublasLtMatmulPreferenceDestroy(preference_);
+  if (layout_d_) cublasLtMatrixLayoutDestroy(layout_d_);
+  if (layout_c_) cublasLtMatrixLayoutDestroy(layout_c_);
+  if (layout_b_) cublasLtMatrixLayoutDestroy(layout_b_);
+  if (layout_a_) cublasLtMatrixLayoutDestroy(layout_a_);
+  if (matmul_) cublasLtMatmulDescDestroy(matmul_);
+}
+
+Result<std::unique_ptr<LtGemm>> LtGemm::create(cublasLtHandle_t handle, const LtGemmDesc& desc, int rank) {
+  std::unique_ptr<LtGemm> gemm(new LtGemm());
+  gemm->desc_ = desc;
+  TO_RETURN_IF_ERROR(gemm->build());
+
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kLtMaxAlgorithms);
+  int returned = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      handle, gemm->matmul_, gemm->layout_a_, gemm->layout_b_, gemm->layout_c_ ? gemm->layout_c_ : gemm->layout_d_,
+      gemm->layout_d_, gemm->preference_, kLtMaxAlgorithms, results.data(), &returned);
+  if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED)
+    return cublas_status(status, "cublasLtMatmulAlgoGetHeuristic");
+  for (int i = 0; status == CUBLAS_STATUS_SUCCESS && i < returned; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    TO_ASSIGN_OR_RETURN(const bool keep, keeps_precision(results[i].algo, desc.input_type));
+    if (keep) gemm->algorithms_.push_back(results[i]);
+  }
+  if (gemm->algorithms_.empty())
+    return unsupported("cuBLASLt has no algorithm for {} within {} MiB of workspace", desc.to_string(),
+                       kLtWorkspaceLimit >> 20);
+  gemm->rank_ = rank >= 0 && rank < gemm->algorithm_count() ? rank : 0;
+  return gemm;
+}
+
+Status LtGemm::build() {
+  const LtGemmDesc& d = desc_;
+  if (d.m < 1 || d.n < 1 || d.k < 1)
+    return invalid_argument("cuBLASLt GEMM: m, n, k must be >= 1 (got {}, {}, {})", d.m, d.n, d.k);
+  if (d.m > kInt32Max || d.n > kInt32Max || d.k > kInt32Max || d.batch_count > kInt32Max)
+    return unsupported("cuBLASLt GEMM: m={} n={} k={} batch={} exceed 2^31-1", d.m, d.n, d.k, d.batch_count);
+  if (d.batch_count < 1) return invalid_argument("cuBLASLt GEMM: batch count {} < 1", d.batch_count);
+  TO_ASSIGN_OR_RETURN(const cudaDataType_t in_type, cuda_type(d.input_type));
+  TO_ASSIGN_OR_RETURN(const cudaDataType_t out_type, cuda_type(d.output_type));
+  if (d.output_type != d.input_type && d.output_type != DataType::kFloat32)
+    return unsupported("cuBLASLt GEMM: {} inputs cannot produce {} (the input type or fp32)",
+                       data_type_name(d.input_type), data_type_name(d.output_type));
+  if (!is_power_of_two(d.pointer_alignment))
+    return invalid_argument("cuBLASLt GEMM: pointer alignment {} is not a power of two", d.pointer_alignment);
+
+  // Stored shapes and row pitches (row-major).
+  const int64_t a_rows = d.transpose_a ? d.k : d.m, a_cols = d.transpose_a ? d.m : d.k;
+  const int64_t b_rows = d.transpose_b ? d.n : d.k, b_cols = d.transpose_b ? d.k : d.n;
+  const int64_t lda = d.lda ? d.lda : a_cols, ldb = d.ldb ? d.ldb : b_cols;
+  const int64_t ldc = d.ldc ? d.ldc : d.n, ldd = d.ldd ? d.ldd : d.n;
+  if (lda < a_cols || ldb < b_cols || ldc < d.n || ldd < d.n)
+    return invalid_argument("cuBLASLt GEMM: a row pitch is shorter than its row (lda {} ldb {} ldc {} ldd {}) for {}",
+                            lda, ldb, ldc, ldd, d.to_string());
+
+  // Column-major view: D^T[n, m] = op(B)^T[n, k] · op(A)^T[k, m]. cuBLASLt's A is our B and its
+  // B is our A; each keeps its own transpose flag.
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&matmul_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const int32_t op_b = d.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t op_a = d.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof(op_b)));
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof(op_a)));
+  const uint32_t epilogue = epilogue_of(d.activation, d.use_bias);
+  TO_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  if (d.use_bias) {
+    // The bias has the output's type (cuBLASLt's rule for fp16/bf16 outputs; said explicitly).
+    const int32_t bias_type = out_type;
+    TO_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+    // The heuristic reads the bias pointer's alignment from its value: stand in with one that
+    // has exactly the promised alignment; run() sets the real one.
+    const void* placeholder = reinterpret_cast<const void*>(static_cast<uintptr_t>(d.pointer_alignment));
+    TO_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &placeholder, sizeof(placeholder)));
+  }
+
+  TO_RETURN_IF_ERROR(create_layout(&layout_a_, in_type, b_rows, b_cols, ldb, d.batch_count, d.batch_stride_b));
+  TO_RETURN_IF_ERROR(create_layout(&layout_b_, in_type, a_rows, a_cols, lda, d.batch_count, d.batch_stride_a));
+  if (d.use_c) TO_RETURN_IF_ERROR(create_layout(&layout_c_, out_type, d.m, d.n, ldc, d.batch_count, d.batch_stride_c));
+  TO_RETURN_IF_ERROR(create_layout(&layout_d_, out_type, d.m, d.n, ldd, d.batch_count, d.batch_stride_d));
+
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&preference_));
+  const uint64_t workspace = kLtWorkspaceLimit;
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                 &workspace, sizeof(workspace)));
+  for (const auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    const uint32_t alignment = d.pointer_alignment;
+    TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(preference_, attribute, &alignment, sizeof(alignment)));
+  }
+  return Status::ok();
+}
+
+size_t LtGemm::workspace_size() const { return algorithms_[static_cast<size_t>(rank_)].workspaceSize; }
+
+Status LtGemm::run(cublasLtHandle_t handle, const LtGemmArgs& args, cudaStream_t stream, void* workspace,
+                   size_t workspace_bytes) {
+  const auto misaligned = [&](const void* p) { return reinterpret_cast<uintptr_t>(p) % desc_.pointer_alignment != 0; };
+  if (misaligned(args.a) || misaligned(args.b) || misaligned(args.d) || (desc_.use_c && misaligned(args.c)) ||
+      (desc_.use_bias && misaligned(args.bias)))
+    return invalid_argument("cuBLASLt GEMM {}: a buffer is not {}-byte aligned (a {} b {} c {} d {} bias {})",
+                            desc_.to_string(), desc_.pointer_alignment, args.a, args.b, args.c,
+                            static_cast<const void*>(args.d), args.bias);
+  const cublasLtMatmulHeuristicResult_t& algorithm = algorithms_[static_cast<size_t>(rank_)];
+  if (workspace_bytes < algorithm.workspaceSize || (algorithm.workspaceSize > 0 && workspace == nullptr))
+    return invalid_argument("cuBLASLt GEMM {}: needs {} bytes of workspace, got {}", desc_.to_string(),
+                            algorithm.workspaceSize, workspace_bytes);
+  if (desc_.use_bias)
+    TO_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args.bias, sizeof(args.bias)));
+  const float beta = desc_.use_c ? args.beta : 0.0f;
+  const void* c = desc_.use_c ? args.c : args.d;  // not read when beta is 0
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, matmul_, &args.alpha, args.b, layout_a_, args.a, layout_b_, &beta, c,
+                                           desc_.use_c ? layout_c_ : layout_d_, args.d, layout_d_, &algorithm.algo,
+                                           workspace, algorithm.workspaceSize, stream));
+  return Status::ok();
+}
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,106 @@
+// A row-major, strided-batched matrix product on cuBLASLt with fp32 accumulation (never TF32),
+// reusable by any tactic that needs a GEMM (the matmul family, attention's Q·K^T and P·V):
+//
+//   D[b] = act(alpha · op(A[b]) · op(B[b]) + beta · C[b] + bias)        for b < batch_count
+//
+// op(A[b]) is [m, k], op(B[b]) is [k, n], C[b] and D[b] are [m, n], all row-major; bias is a
+// vector of n elements added to every row. Matrix X[b] starts batch_stride_x elements after
+// X[b-1]; a stride of 0 repeats one matrix for every batch (broadcast).
+//
+//   TO_ASSIGN_OR_RETURN(auto gemm, LtGemm::create(ctx.cublaslt, desc));   // initialize(): plans
+//   ... gemm->workspace_size() bytes of workspace ...
+//   TO_RETURN_IF_ERROR(gemm->run(args, ctx.stream, workspace, workspace_bytes));  // run(): launches
+//
+// cuBLASLt is column-major; LtGemm computes D^T = op(B)^T · op(A)^T on the same memory, so
+// callers think in row-major only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "tensoracle/status.h"
+#include "tensoracle/types.h"
+
+namespace tensoracle::backends::cuda {
+
+// The most workspace any LtGemm asks for (the heuristic only returns algorithms within it).
+inline constexpr size_t kLtWorkspaceLimit = size_t{32} << 20;
+// How many algorithms the heuristic is asked for; ranks index this list.
+inline constexpr int kLtMaxAlgorithms = 32;
+
+enum class LtActivation : uint8_t { kNone, kRelu, kGeluTanh };  // cuBLASLt's GELU is the tanh form
+
+struct LtGemmDesc {
+  // A and B: fp32, fp16 or bf16 (the same). C, D and bias: the input type, or fp32.
+  DataType input_type = DataType::kFloat32;
+  DataType output_type = DataType::kFloat32;
+  int64_t m = 0, n = 0, k = 0;  // each >= 1
+  bool transpose_a = false;     // A[b] is stored [k, m] (else [m, k])
+  bool transpose_b = false;     // B[b] is stored [n, k] (else [k, n])
+  // Row pitch in elements of each stored matrix; 0 means packed (the stored row length).
+  int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  int64_t batch_count = 1;
+  int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
+  bool use_c = false;     // read C (beta applies); C and D must not overlap unless they are the same buffer with the same layout
+  bool use_bias = false;  // bias of n output_type elements
+  LtActivation activation = LtActivation::kNone;
+  // Alignment in bytes (a power of two) that every pointer given to run() has; algorithms that
+  // need more are excluded. run() checks it.
+  uint32_t pointer_alignment = 16;
+
+  std::string to_string() const;  // "bf16 [8192x8192]x[8192x8192]->bf16 nn batch 1 ..."
+};
+
+struct LtGemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;  // when use_c
+  void* d = nullptr;
+  const void* bias = nullptr;  // when use_bias
+  float alpha = 1.0f;
+  float beta = 0.0f;  // when use_c
+};
+
+class LtGemm {
+ public:
+  ~LtGemm();
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+
+  // Validates `desc`, builds the cuBLASLt descriptors and asks the heuristic for up to
+  // kLtMaxAlgorithms algorithms within kLtWorkspaceLimit (fp32 inputs: algorithms that would
+  // down-convert to TF32/fp16/bf16 are dropped), then selects `rank` of that list (rank 0 when
+  // the list is shorter). kUnsupported when cuBLASLt has no algorithm for it.
+  static Result<std::unique_ptr<LtGemm>> create(cublasLtHandle_t handle, const LtGemmDesc& desc, int rank = 0);
+
+  const LtGemmDesc& desc() const { return desc_; }
+  int algorithm_count() const { return static_cast<int>(algorithms_.size()); }
+  int selected_rank() const { return rank_; }
+  // Workspace bytes the selected algorithm needs (<= kLtWorkspaceLimit).
+  size_t workspace_size() const;
+
+  // Launches the product on `stream` with `handle` (the one create() planned with, or another on
+  // the same device). Only launches: no allocation, no synchronization. Host-side, run() sets
+  // the bias pointer in the matmul descriptor, so one LtGemm must not run on two threads at once.
+  Status run(cublasLtHandle_t handle, const LtGemmArgs& args, cudaStream_t stream, void* workspace,
+             size_t workspace_bytes);
+
+ private:
+  LtGemm() = default;
+  Status build();
+
+  LtGemmDesc desc_;
+  cublasLtMatmulDesc_t matmul_ = nullptr;
+  cublasLtMatrixLayout_t layout_a_ = nullptr, layout_b_ = nullptr, layout_c_ = nullptr, layout_d_ = nullptr;
+  cublasLtMatmulPreference_t preference_ = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algorithms_;
+  int rank_ = 0;
+};
+
+}  // namespace tensoracle::backends::cuda
