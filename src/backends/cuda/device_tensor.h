@@ -27,7 +27,10 @@ struct DeviceTensor {
   Layout layout = Layout::kLinear;
   void* data = nullptr;  // nullptr: an omitted optional input
 
-  int64_t element_count() const { return shape.element_count().value_or(0); }
+  int64_t element_count() const {
+    auto n = shape.element_count();
+    return n.is_ok() ? *n : 0;
+  }
   size_t byte_size() const { return static_cast<size_t>(element_count()) * data_type_size(dtype); }
 };
 
