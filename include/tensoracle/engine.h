@@ -34,6 +34,14 @@ namespace tensoracle {
 class Execution;
 class ExecutionBackend;  // a backend's per-execution state (internal)
 
+// One step of an engine timed on its own (Execution::profile_layers).
+struct LayerTiming {
+  std::string layers;  // the graph layers the step computes, fused ones joined by '+'
+  std::string kind;    // the op kind of the step's main layer
+  std::string tactic;
+  double median_ms = 0;
+}; 
+
 class Engine {
  public:
   // Verifies (checksum first), checks compatibility with this process's environment (naming
@@ -76,7 +84,16 @@ class Execution {
   // Binds a caller-owned buffer (non-null) to an input or output.
   Status bind(const std::string& name, void* address);
   // Runs the engine on the bound buffers. Errors name any unbound tensor.
+  //
+  // cuda engines: bindings are device addresses, `stream` a cudaStream_t. enqueue only launches
+  // work (no allocation, synchronization or logging) once shapes and bindings are set; the first
+  // enqueue after a change captures the engine into a CUDA graph (not on the legacy default
+  // stream, nullptr), later ones replay it. TENSORACLE_CUDA_GRAPHS=0 turns graphs off.
   Status enqueue(void* stream = nullptr);
+  // Times every step of the engine separately on the bound buffers (median of `iterations`
+  // after one warm-up run, outside any graph, synchronizing after each): where the time goes.
+  // kUnsupported for the cpu backend.
+  Result<std::vector<LayerTiming>> profile_layers(void* stream = nullptr, int iterations = 20);
 
  private:
   friend class Engine;

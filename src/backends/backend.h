@@ -54,7 +54,8 @@ class Backend {
   virtual Result<NamedArrays> execute(const Network& network, const NamedArrayViews& inputs) = 0;
 };
 
-// The registry: every backend compiled into this build ("cpu" always first).
+// The registry: every backend compiled into this build ("cpu" always first). Creating one can
+// fail where it cannot run (the cuda backend without a GPU: kFailedPrecondition with the reason).
 std::vector<std::string> backend_names();
 Result<std::unique_ptr<Backend>> create_backend(std::string_view name);
 

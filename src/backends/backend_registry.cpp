@@ -3,15 +3,22 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backend.h"
+#ifdef TENSORACLE_HAVE_CUDA_BACKEND
+#include "backends/cuda/cuda_backend.h"
+#endif
 #include "core/errors.h"
 
 namespace tensoracle::backends {
 
 namespace {
-using Factory = std::unique_ptr<Backend> (*)();
+using Factory = Result<std::unique_ptr<Backend>> (*)();
+Result<std::unique_ptr<Backend>> cpu_factory() { return make_cpu_backend(); }
 const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> table{
-      {"cpu", &make_cpu_backend},
+      {"cpu", &cpu_factory},
+#ifdef TENSORACLE_HAVE_CUDA_BACKEND
+      {"cuda", &make_cuda_backend},  // fails without a usable GPU, naming why
+#endif
   };
   return table;
 }

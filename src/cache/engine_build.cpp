@@ -6,6 +6,9 @@
 #include <set>
 
 #include "backends/cpu/cpu_plan.h"
+#ifdef TENSORACLE_HAVE_CUDA_BACKEND
+#include "backends/cuda/plan_json.h"
+#endif
 #include "core/errors.h"
 #include "tensoracle/build.h"
 
@@ -186,11 +189,17 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   return prepared;
 }
 
-Result<EngineWriter> plan_engine(const EngineBuild& build, const PreparedBuild& prepared) {
-  if (prepared.manifest.environment.backend != "cpu")
-    return unsupported("engine '{}': the '{}' backend cannot build engines in this build yet (use --backend cpu)", build.name,
-                       prepared.manifest.environment.backend);
-  BuildProgressFn progress = progress_reporter(build);
+namespace {
+
+EngineWriter writer_for(const PreparedBuild& prepared) {
+  EngineWriter writer;
+  writer.set_manifest_json(manifest_to_json(prepared.manifest));
+  writer.set_environment(prepared.manifest.environment, prepared.manifest.plugins);
+  writer.set_io_table(prepared.io_table);
+  return writer;
+}
+
+Result<EngineWriter> plan_cpu_engine(const EngineBuild& build, const PreparedBuild& prepared, const BuildProgressFn& progress) {
   backends::cpu::PlanProgressFn on_layer;
   if (progress)
     on_layer = [&](size_t i, size_t n, const Node& node, const std::string& tactic) {
@@ -201,15 +210,43 @@ Result<EngineWriter> plan_engine(const EngineBuild& build, const PreparedBuild& 
     if (t.is_input) opt[t.name] = t.profiles.front().opt;
   auto plan = backends::cpu::make_cpu_plan(prepared.network, opt, on_layer);
   if (!plan.is_ok()) return plan.status().with_context(fmt::format("engine '{}'", build.name));
-
-  EngineWriter writer;
-  writer.set_manifest_json(manifest_to_json(prepared.manifest));
-  writer.set_environment(prepared.manifest.environment, prepared.manifest.plugins);
-  writer.set_io_table(prepared.io_table);
+  EngineWriter writer = writer_for(prepared);
   writer.set_plan(std::move(plan->json));
   for (backends::PlanBlob& blob : plan->blobs)
     TO_RETURN_IF_ERROR(writer.add_blob(blob.name, blob.view.data, blob.view.byte_size(), blob.owner));
   return writer;
+}
+
+#ifdef TENSORACLE_HAVE_CUDA_BACKEND
+Result<EngineWriter> plan_cuda_engine(const EngineBuild& build, const PreparedBuild& prepared, const BuildProgressFn& progress) {
+  backends::cuda::PlanOptions options;
+  options.optimization_level = build.settings.optimization_level;
+  options.timing_iterations = build.settings.timing_iterations;
+  options.workspace_limit_bytes = build.settings.workspace_limit_bytes;
+  backends::cuda::StepProgressFn on_step;
+  if (progress) on_step = [&](size_t, size_t, const std::string& message) { progress(message); };
+  auto plan = backends::cuda::make_cuda_plan(prepared.network, prepared.manifest.profiles, options, on_step);
+  if (!plan.is_ok()) return plan.status().with_context(fmt::format("engine '{}'", build.name));
+  backends::cuda::SerializedPlan serialized = backends::cuda::serialize_plan(*plan);
+  EngineWriter writer = writer_for(prepared);
+  writer.set_plan(std::move(serialized.json));
+  for (backends::PlanBlob& blob : serialized.blobs)
+    TO_RETURN_IF_ERROR(writer.add_blob(blob.name, blob.view.data, blob.view.byte_size(), blob.owner));
+  return writer;
+}
+#endif
+
+}  // namespace
+
+Result<EngineWriter> plan_engine(const EngineBuild& build, const PreparedBuild& prepared) {
+  const std::string& backend = prepared.manifest.environment.backend;
+  BuildProgressFn progress = progress_reporter(build);
+  if (backend == "cpu") return plan_cpu_engine(build, prepared, progress);
+#ifdef TENSORACLE_HAVE_CUDA_BACKEND
+  if (backend == "cuda") return plan_cuda_engine(build, prepared, progress);
+#endif
+  return unsupported("engine '{}': this build of tensoracle has no '{}' backend (build with TENSORACLE_BUILD_CUDA=ON)", build.name,
+                     backend);
 }
 
 Result<std::string> build_serialized_engine(const EngineBuild& build) {

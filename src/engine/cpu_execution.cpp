@@ -75,10 +75,4 @@ Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine_plan(const Engine
   return std::shared_ptr<const RestoredPlan>(std::make_shared<CpuRestoredPlan>(std::move(shared)));
 }
 
-Result<std::shared_ptr<const RestoredPlan>> restore_plan(const EngineFile& file) {
-  const std::string& backend = file.environment().backend;
-  if (backend == "cpu") return restore_cpu_engine_plan(file);
-  return unsupported("engine '{}': this build cannot run plans of the '{}' backend", file.label(), backend);
-}
-
 }  // namespace tensoracle

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tensoracle/engine.h"
 
@@ -18,6 +19,9 @@ class ExecutionBackend {
   // Runs with every input and output bound; `output_shapes` is what output_shapes returned.
   virtual Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
                          const std::map<std::string, Dims>& output_shapes, void* stream) = 0;
+  // Per-layer times on the bound buffers (Execution::profile_layers); kUnsupported by default.
+  virtual Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,
+                                                          int iterations);
 };
 
 // A backend's plan restored from an engine file; shared by every Execution of an Engine.

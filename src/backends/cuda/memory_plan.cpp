@@ -1,0 +1,65 @@
+#include "backends/cuda/memory_plan.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+uint64_t align_up(uint64_t v) { return (v + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+struct Interval {
+  size_t first = SIZE_MAX, last = 0;  // step indices: written at `first`, last read at `last`
+};
+
+}  // namespace
+
+MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
+                       uint64_t workspace_bytes) {
+  MemoryPlan plan;
+  plan.offsets.assign(network.num_tensors(), -1);
+  plan.bytes.assign(network.num_tensors(), 0);
+  std::vector<bool> is_output(network.num_tensors(), false);
+  for (Tensor t : network.outputs()) is_output[t.id] = true;
+
+  std::vector<Interval> life(network.num_tensors());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (Tensor t : steps[s].outputs)
+      if (!is_output[t.id]) life[t.id].first = std::min(life[t.id].first, s), life[t.id].last = std::max(life[t.id].last, s);
+    for (const auto* list : {&steps[s].inputs, &steps[s].extra_inputs})
+      for (Tensor t : *list)
+        if (t.valid() && life[t.id].first != SIZE_MAX) life[t.id].last = std::max(life[t.id].last, s);
+  }
+  std::vector<uint32_t> order;
+  for (uint32_t t = 0; t < life.size(); ++t)
+    if (life[t].first != SIZE_MAX) order.push_back(t);
+  // Largest first: big tensors claim low offsets, small ones fill the gaps.
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return max_bytes[a] > max_bytes[b]; });
+
+  struct Placed {
+    uint64_t offset, size;
+    Interval life;
+  };
+  std::vector<Placed> placed;
+  for (uint32_t t : order) {
+    const uint64_t size = align_up(std::max<uint64_t>(max_bytes[t], 1));
+    std::vector<std::pair<uint64_t, uint64_t>> busy;  // [offset, end) of tensors alive at the same time
+    for (const Placed& p : placed)
+      if (!(p.life.last < life[t].first || life[t].last < p.life.first)) busy.emplace_back(p.offset, p.offset + p.size);
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + size <= begin) break;
+      offset = std::max(offset, end);
+    }
+    placed.push_back({offset, size, life[t]});
+    plan.offsets[t] = static_cast<int64_t>(offset);
+    plan.bytes[t] = max_bytes[t];
+    plan.activation_bytes = std::max(plan.activation_bytes, offset + size);
+  }
+  plan.workspace_bytes = align_up(workspace_bytes);
+  return plan;
+}
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,29 @@
+// Activation memory: one arena per execution context, every intermediate tensor at a fixed
+// offset chosen at build time so that tensors alive at the same time never overlap (buffer reuse
+// by liveness), sized for the largest shapes of every profile. The workspace shared by all steps
+// (they run one after another on one stream) sits at the arena's end.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cuda/planned_step.h"
+
+namespace tensoracle::backends::cuda {
+
+inline constexpr uint64_t kArenaAlignment = 256;
+
+struct MemoryPlan {
+  std::vector<int64_t> offsets;  // per tensor id: offset in the arena, -1 when not in it
+  std::vector<uint64_t> bytes;   // per tensor id: the bytes reserved (its size at the largest shapes)
+  uint64_t activation_bytes = 0;
+  uint64_t workspace_bytes = 0;
+  uint64_t arena_bytes() const { return activation_bytes + workspace_bytes; }
+};
+
+// Places every tensor a step writes that is not a network output (those live in the caller's
+// buffers). `max_bytes[t]` is tensor t's size at the largest shapes.
+MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
+                       uint64_t workspace_bytes);
+
+}  // namespace tensoracle::backends::cuda

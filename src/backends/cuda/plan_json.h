@@ -1,0 +1,28 @@
+// The CUDA backend's engine plan as JSON (docs/engine-format.md "cuda plan"): the planned network
+// and its constants table (plan_network.h), one "layers" entry per step -- the graph layers it
+// fuses, its kind, tactic family, tactic and recorded choice, precision, buffers and layouts, the
+// build-time median -- the memory plan, and the build log. Loading replays the recorded choices;
+// nothing is timed again.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/cuda/planner.h"
+#include "backends/plan_network.h"
+
+namespace tensoracle::backends::cuda {
+
+inline constexpr int kCudaPlanVersion = 1;
+
+struct SerializedPlan {
+  std::string json;
+  std::vector<PlanBlob> blobs;
+};
+SerializedPlan serialize_plan(const CudaPlan& plan);
+
+// Rebuilds a plan; every name and offset read is checked against the network and the arena.
+Result<CudaPlan> deserialize_plan(std::string_view plan_json, const BlobLookup& blobs);
+
+}  // namespace tensoracle::backends::cuda

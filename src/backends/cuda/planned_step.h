@@ -1,0 +1,37 @@
+// A step as the plan records it (tensor ids of the plan's network, no shapes), and how it becomes
+// a StepInstance (step.h) once every tensor has a concrete description.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/step.h"
+
+namespace tensoracle::backends::cuda {
+
+struct PlannedStep {
+  size_t anchor = 0;
+  // Pointwise nodes computed by the step's program, in program order (for a pointwise anchor the
+  // anchor is the first; for any other anchor these are its epilogue).
+  std::vector<size_t> fused;
+  std::vector<Tensor> inputs;        // anchor inputs, or program inputs for pointwise anchors
+  std::vector<Tensor> extra_inputs;  // epilogue inputs 1..n
+  std::vector<Tensor> outputs;
+  std::vector<Layout> input_layouts;
+  std::vector<Layout> output_layouts;
+  std::string family;  // TacticFamily::name of the chosen tactic
+  std::string tactic;  // CudaTactic::name
+  nlohmann::json choice = nlohmann::json::object();
+  double time_ms = -1;  // the chosen candidate's median at build time (-1: not timed)
+
+  bool is_pointwise_chain(const Network& network) const { return is_pointwise(network.node(anchor).kind); }
+  // Every graph node the step computes (anchor first).
+  std::vector<size_t> nodes() const;
+};
+
+// The StepInstance of `step` with the tensor descriptions `desc` (indexed by tensor id). The
+// instance points into `network` and `desc`, which must outlive it.
+Result<StepInstance> instantiate(const Network& network, const PlannedStep& step, const std::vector<TensorDesc>& desc);
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,224 @@
+#include "backends/cuda/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "backends/cuda/device.h"
+#include "backends/cuda/tactic_timer.h"
+#include "backends/plan_network.h"
+#include "core/errors.h"
+#include "graph/liveness.h"
+#include "passes/passes.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+bool takes_epilogue(OpKind kind) {
+  return kind == OpKind::kMatMul || kind == OpKind::kConvolution || kind == OpKind::kDeconvolution;
+}
+
+int candidate_limit(int level) { return level <= 0 ? 1 : 1 << std::min(level, 5); }
+
+std::map<std::string, Dims> shapes_at(const std::map<std::string, ShapeRange>& profile, Dims ShapeRange::*point) {
+  std::map<std::string, Dims> out;
+  for (const auto& [name, range] : profile) out[name] = range.*point;
+  return out;
+}
+
+// Who reads each tensor (live layers only).
+std::vector<std::vector<size_t>> consumers_of(const Network& net, const std::vector<bool>& live) {
+  std::vector<std::vector<size_t>> readers(net.num_tensors());
+  for (size_t i = 0; i < net.num_nodes(); ++i)
+    if (live[i])
+      for (Tensor t : net.node(i).inputs)
+        if (t.valid() && (readers[t.id].empty() || readers[t.id].back() != i)) readers[t.id].push_back(i);
+  return readers;
+}
+
+std::string step_label(const Network& net, const PlannedStep& step) {
+  std::string label = net.node(step.anchor).name;
+  for (size_t n : step.fused)
+    if (n != step.anchor) label += "+" + net.node(n).name;
+  return label;
+}
+
+class Lowering {
+ public:
+  Lowering(const Network& net, const std::vector<TensorDesc>& desc, const DeviceInfo& device)
+      : net_(net), desc_(desc), device_(device), live_(graph::live_nodes(net)), readers_(consumers_of(net, live_)) {
+    for (Tensor t : net.outputs()) is_output_.insert(t.id);
+  }
+
+  Result<std::vector<PlannedStep>> run() {
+    std::vector<bool> taken(net_.num_nodes(), false);
+    std::vector<std::pair<size_t, PlannedStep>> steps;  // (position = last node, step)
+    for (size_t i = 0; i < net_.num_nodes(); ++i) {
+      const Node& node = net_.node(i);
+      if (!live_[i] || taken[i] || node.kind == OpKind::kConstant) continue;
+      TO_ASSIGN_OR_RETURN(PlannedStep step, form_step(i, taken));
+      size_t last = i;
+      for (size_t n : step.fused) last = std::max(last, n);
+      steps.emplace_back(last, std::move(step));
+    }
+    std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<PlannedStep> out;
+    for (auto& [position, step] : steps) out.push_back(std::move(step));
+    return out;
+  }
+
+ private:
+  // The single pointwise layer that alone reads `t`, if the chain may continue through it.
+  std::optional<size_t> chain_successor(Tensor t, const std::vector<bool>& taken) const {
+    if (is_output_.count(t.id) || readers_[t.id].size() != 1) return std::nullopt;
+    const size_t c = readers_[t.id][0];
+    const Node& node = net_.node(c);
+    if (taken[c] || !is_pointwise(node.kind) || node.outputs.size() != 1) return std::nullopt;
+    size_t reads = 0;  // add(x, x) reads t twice: still one reader
+    for (Tensor in : node.inputs) reads += in == t;
+    return reads >= 1 ? std::optional<size_t>(c) : std::nullopt;
+  }
+
+  bool accepted(const PlannedStep& step) const {
+    auto inst = instantiate(net_, step, desc_);
+    if (!inst.is_ok()) return false;
+    return !accepting_families(*inst, device_, nullptr).empty();
+  }
+
+  Result<PlannedStep> form_step(size_t anchor, std::vector<bool>& taken) {
+    const Node& node = net_.node(anchor);
+    PlannedStep step;
+    step.anchor = anchor;
+    const bool chain = is_pointwise(node.kind);
+    if (chain) {
+      step.fused.push_back(anchor);
+      for (Tensor t : node.inputs) add_unique(step.inputs, t);
+    } else {
+      step.inputs = node.inputs;
+    }
+    step.outputs = node.outputs;
+    if (chain || takes_epilogue(node.kind)) {
+      Tensor current = node.outputs[0];
+      while (auto next = chain_successor(current, taken)) {
+        PlannedStep grown = step;
+        const Node& c = net_.node(*next);
+        grown.fused.push_back(*next);
+        for (Tensor t : c.inputs) {
+          if (t == current || produced_inside(grown, t)) continue;
+          add_unique(chain ? grown.inputs : grown.extra_inputs, t);
+        }
+        grown.outputs = c.outputs;
+        set_linear_layouts(grown);
+        if (!accepted(grown)) break;
+        step = std::move(grown);
+        current = c.outputs[0];
+      }
+    }
+    set_linear_layouts(step);
+    for (size_t n : step.nodes()) taken[n] = true;
+    return step;
+  }
+
+  bool produced_inside(const PlannedStep& step, Tensor t) const {
+    const int64_t p = net_.tensor(t).producer;
+    if (p < 0) return false;
+    if (static_cast<size_t>(p) == step.anchor) return true;
+    return std::find(step.fused.begin(), step.fused.end(), static_cast<size_t>(p)) != step.fused.end();
+  }
+
+  static void add_unique(std::vector<Tensor>& list, Tensor t) {
+    if (!t.valid() || std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
+  }
+
+  void set_linear_layouts(PlannedStep& step) const {
+    step.input_layouts.assign(step.inputs.size(), Layout::kLinear);
+    step.output_layouts.assign(step.outputs.size(), Layout::kLinear);
+  }
+
+  const Network& net_;
+  const std::vector<TensorDesc>& desc_;
+  const DeviceInfo& device_;
+  std::vector<bool> live_;
+  std::vector<std::vector<size_t>> readers_;
+  std::set<uint32_t> is_output_;
+};
+
+}  // namespace
+
+std::vector<const TacticFamily*> accepting_families(const StepInstance& step, const DeviceInfo& device,
+                                                    std::vector<std::string>* reasons) {
+  std::vector<const TacticFamily*> out;
+  for (const auto& family : tactic_families().for_kind(step.anchor.node.kind)) {
+    Status s = family->can_implement(step, device);
+    if (s.is_ok()) out.push_back(family.get());
+    else if (reasons) reasons->push_back(fmt::format("{}: {}", family->name(), s.message()));
+  }
+  return out;
+}
+
+Result<std::vector<uint64_t>> max_tensor_bytes(const Network& network,
+                                               const std::vector<std::map<std::string, ShapeRange>>& profiles) {
+  std::vector<uint64_t> bytes(network.num_tensors(), 0);
+  for (const auto& profile : profiles) {
+    TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(network, shapes_at(profile, &ShapeRange::max)));
+    for (size_t t = 0; t < desc.size(); ++t) {
+      if (desc[t].shape.rank() == 0 && !desc[t].shape.is_static()) continue;
+      auto b = desc[t].shape.byte_size(desc[t].dtype);
+      if (b.is_ok()) bytes[t] = std::max(bytes[t], static_cast<uint64_t>(*b));
+    }
+  }
+  return bytes;
+}
+
+Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::map<std::string, ShapeRange>>& profiles,
+                                const PlanOptions& options, const StepProgressFn& progress) {
+  if (profiles.empty()) return invalid_argument("cuda plan: no optimization profile");
+  TO_ASSIGN_OR_RETURN(DeviceInfo device, current_device());
+  CudaPlan plan;
+  TO_ASSIGN_OR_RETURN(plan.network, passes::optimize_for_inference(network, &plan.log));
+  const Network& net = plan.network;
+  TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> opt, infer_tensor_descs(net, shapes_at(profiles.front(), &ShapeRange::opt)));
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    const Node& node = net.node(i);
+    if (node.kind != OpKind::kConstant && tactic_families().for_kind(node.kind).empty())
+      return unsupported("layer '{}': the cuda backend has no implementation of {}", node.name, op_kind_name(node.kind));
+  }
+  TO_ASSIGN_OR_RETURN(plan.steps, Lowering(net, opt, device).run());
+
+  TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> largest, infer_tensor_descs(net, shapes_at(profiles.front(), &ShapeRange::max)));
+  TacticTimer timer(options.timing_iterations, options.workspace_limit_bytes);
+  TO_RETURN_IF_ERROR(timer.start(device));
+  uint64_t workspace = 0;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    PlannedStep& step = plan.steps[s];
+    TO_ASSIGN_OR_RETURN(StepInstance inst, instantiate(net, step, opt));
+    std::vector<std::string> reasons;
+    std::vector<const TacticFamily*> families = accepting_families(inst, device, &reasons);
+    const std::string label = step_label(net, step);
+    if (families.empty())
+      return unsupported("layer '{}' ({}): no cuda tactic can implement it: {}", label, op_kind_name(inst.anchor.node.kind),
+                         fmt::join(reasons, "; "));
+    TO_ASSIGN_OR_RETURN(ChosenTactic chosen,
+                        timer.choose(inst, families, candidate_limit(options.optimization_level), options.replay, label, plan.log));
+    step.family = chosen.family;
+    step.tactic = chosen.tactic->name();
+    step.choice = chosen.tactic->choice();
+    step.time_ms = chosen.median_ms;
+    TO_ASSIGN_OR_RETURN(StepInstance at_max, instantiate(net, step, largest));
+    workspace = std::max<uint64_t>(workspace, chosen.tactic->workspace_size(at_max));
+    if (progress)
+      progress(s, plan.steps.size(),
+               fmt::format("step {}/{} {} ({}): {}{}", s + 1, plan.steps.size(), label, op_kind_name(inst.anchor.node.kind),
+                           step.tactic, step.time_ms >= 0 ? fmt::format(" {:.4f} ms", step.time_ms) : std::string()));
+  }
+  if (workspace > options.workspace_limit_bytes)
+    return invalid_argument("cuda plan: the chosen tactics need {} bytes of workspace, over the limit of {}", workspace,
+                            options.workspace_limit_bytes);
+  TO_ASSIGN_OR_RETURN(std::vector<uint64_t> bytes, max_tensor_bytes(net, profiles));
+  plan.memory = plan_memory(net, plan.steps, bytes, workspace);
+  return plan;
+}
+
+}  // namespace tensoracle::backends::cuda

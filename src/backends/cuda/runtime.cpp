@@ -1,0 +1,276 @@
+#include "backends/cuda/runtime.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/plan_network.h"
+#include "core/errors.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+constexpr uint64_t kAlign = 256;
+uint64_t align_up(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+bool graphs_disabled_by_environment() {
+  const char* v = std::getenv("TENSORACLE_CUDA_GRAPHS");
+  return v != nullptr && std::strcmp(v, "0") == 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+// ---- LoadedPlan ----
+
+Result<std::shared_ptr<const LoadedPlan>> LoadedPlan::load(CudaPlan plan) {
+  auto loaded = std::shared_ptr<LoadedPlan>(new LoadedPlan());
+  TO_ASSIGN_OR_RETURN(loaded->device_, current_device());
+  const Network& net = plan.network;
+  loaded->constant_offsets_.assign(net.num_tensors(), -1);
+  uint64_t total = 0;
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    const Node& node = net.node(i);
+    if (node.kind != OpKind::kConstant) continue;
+    loaded->constant_offsets_[node.outputs[0].id] = static_cast<int64_t>(total);
+    total += align_up(std::max<uint64_t>(node.constant->view.byte_size(), 1));
+  }
+  TO_ASSIGN_OR_RETURN(loaded->constants_, DeviceBuffer::allocate(total, "the engine's constants"));
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    const Node& node = net.node(i);
+    if (node.kind != OpKind::kConstant || node.constant->view.byte_size() == 0) continue;
+    TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(loaded->constants_.as<char>() + loaded->constant_offsets_[node.outputs[0].id],
+                                       node.constant->view.data, node.constant->view.byte_size(), cudaMemcpyHostToDevice));
+  }
+  loaded->plan_ = std::move(plan);
+  return std::shared_ptr<const LoadedPlan>(std::move(loaded));
+}
+
+void* LoadedPlan::constant(Tensor t) const {
+  if (!t.valid() || t.id >= constant_offsets_.size() || constant_offsets_[t.id] < 0) return nullptr;
+  return constants_.as<char>() + constant_offsets_[t.id];
+}
+
+// ---- Runtime ----
+
+Result<std::unique_ptr<Runtime>> Runtime::create(std::shared_ptr<const LoadedPlan> plan) {
+  std::unique_ptr<Runtime> runtime(new Runtime(std::move(plan)));
+  TO_ASSIGN_OR_RETURN(runtime->handles_, LibraryHandles::create());
+  TO_ASSIGN_OR_RETURN(runtime->arena_, DeviceBuffer::allocate(runtime->loaded_->plan().memory.arena_bytes(), "activations"));
+  runtime->tactics_.resize(runtime->loaded_->plan().steps.size());
+  runtime->graph_failed_ = graphs_disabled_by_environment();
+  return runtime;
+}
+
+Runtime::~Runtime() { drop_graph(); }
+
+void Runtime::drop_graph() {
+  if (graph_) cudaGraphExecDestroy(graph_);
+  graph_ = nullptr;
+  graph_stream_ = nullptr;
+}
+
+Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string, Dims>& input_shapes) {
+  const CudaPlan& plan = loaded_->plan();
+  const Network& net = plan.network;
+  std::map<std::string, Dims> outputs;
+  if (input_shapes == prepared_shapes_ && !instances_.empty()) {
+    for (Tensor t : net.outputs()) outputs[net.tensor(t).name] = desc_[t.id].shape;
+    return outputs;
+  }
+  drop_graph();
+  instances_.clear();
+  buffers_.clear();
+  patches_.clear();
+  copies_.clear();
+  prepared_shapes_.clear();
+  TO_ASSIGN_OR_RETURN(desc_, infer_tensor_descs(net, input_shapes));
+  for (size_t t = 0; t < desc_.size(); ++t) {
+    if (plan.memory.offsets[t] < 0) continue;
+    auto bytes = desc_[t].shape.byte_size(desc_[t].dtype);
+    if (!bytes.is_ok() || static_cast<uint64_t>(*bytes) > plan.memory.bytes[t])
+      return invalid_argument("tensor '{}' would be {} at these input shapes, larger than the {} bytes planned for it",
+                              net.tensor(Tensor{static_cast<uint32_t>(t)}).name, desc_[t].to_string(), plan.memory.bytes[t]);
+  }
+  std::map<uint32_t, std::string> io_names;
+  for (Tensor t : net.inputs()) io_names[t.id] = net.tensor(t).name;
+  for (Tensor t : net.outputs()) io_names[t.id] = net.tensor(t).name;
+
+  const RunContext ctx = handles_->context(nullptr, &loaded_->device());
+  char* arena = arena_.as<char>();
+  instances_.reserve(plan.steps.size());  // tactics may keep references to their instance
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlannedStep& step = plan.steps[s];
+    auto inst = instantiate(net, step, desc_);
+    if (!inst.is_ok()) return inst.status().with_context(fmt::format("step {} ({})", s, net.node(step.anchor).name));
+    instances_.push_back(std::move(inst).value());
+    const StepInstance& instance = instances_.back();
+    if (!tactics_[s]) {
+      const TacticFamily* family = tactic_families().find(step.family);
+      if (family == nullptr)
+        return unsupported("layer '{}': the plan uses tactic family '{}', which this build does not have",
+                           net.node(step.anchor).name, step.family);
+      auto tactic = family->replay(instance, step.choice);
+      if (!tactic.is_ok()) return tactic.status().with_context(fmt::format("layer '{}'", net.node(step.anchor).name));
+      tactics_[s] = std::move(tactic).value();
+    }
+    Status init = tactics_[s]->initialize(instance, ctx);
+    if (!init.is_ok()) return init.with_context(fmt::format("layer '{}' ({})", net.node(step.anchor).name, step.tactic));
+    const size_t workspace = tactics_[s]->workspace_size(instance);
+    if (workspace > plan.memory.workspace_bytes)
+      return invalid_argument("layer '{}': tactic {} needs {} bytes of workspace at these shapes, {} were planned",
+                              net.node(step.anchor).name, step.tactic, workspace, plan.memory.workspace_bytes);
+
+    StepBuffers buffers;
+    buffers.workspace = plan.memory.workspace_bytes ? arena + plan.memory.activation_bytes : nullptr;
+    buffers.workspace_bytes = plan.memory.workspace_bytes;
+    auto fill = [&](const std::vector<Tensor>& tensors, const std::vector<Layout>* layouts, int list,
+                    std::vector<DeviceTensor>& out) {
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        const Tensor t = tensors[i];
+        DeviceTensor dt;
+        if (t.valid()) {
+          dt.dtype = desc_[t.id].dtype;
+          dt.shape = desc_[t.id].shape;
+          dt.layout = layouts && i < layouts->size() ? (*layouts)[i] : Layout::kLinear;
+          if (plan.memory.offsets[t.id] >= 0) dt.data = arena + plan.memory.offsets[t.id];
+          else if (void* c = loaded_->constant(t)) dt.data = c;
+          else if (auto io = io_names.find(t.id); io != io_names.end()) patches_.push_back(Patch{s, list, i, io->second});
+        }
+        out.push_back(dt);
+      }
+    };
+    fill(step.inputs, &step.input_layouts, 0, buffers.inputs);
+    fill(step.extra_inputs, nullptr, 1, buffers.extra_inputs);
+    fill(step.outputs, &step.output_layouts, 2, buffers.outputs);
+    buffers_.push_back(std::move(buffers));
+  }
+  // Outputs no step writes: network inputs or constants marked as outputs.
+  std::vector<bool> written(net.num_tensors(), false);
+  for (const PlannedStep& step : plan.steps)
+    for (Tensor t : step.outputs) written[t.id] = true;
+  for (Tensor t : net.outputs()) {
+    if (written[t.id]) continue;
+    OutputCopy copy{net.tensor(t).name, {}, loaded_->constant(t), 0};
+    if (!copy.constant) copy.input = net.tensor(t).name;  // an input marked as output shares its name
+    auto bytes = desc_[t.id].shape.byte_size(desc_[t.id].dtype);
+    copy.bytes = bytes.is_ok() ? static_cast<size_t>(*bytes) : 0;
+    if (!copy.constant && net.tensor(t).producer >= 0)
+      return make_error(StatusCode::kInternal, "output '{}' is written by no step", copy.output);
+    copies_.push_back(std::move(copy));
+  }
+  bound_.assign(patches_.size(), nullptr);
+  prepared_shapes_ = input_shapes;
+  for (Tensor t : net.outputs()) outputs[net.tensor(t).name] = desc_[t.id].shape;
+  return outputs;
+}
+
+Status Runtime::bind(const std::map<std::string, void*>& bindings) {
+  if (instances_.size() != loaded_->plan().steps.size()) return make_error(StatusCode::kFailedPrecondition, "enqueue before prepare");
+  for (size_t p = 0; p < patches_.size(); ++p) {
+    const Patch& patch = patches_[p];
+    auto it = bindings.find(patch.name);
+    if (it == bindings.end() || it->second == nullptr) return invalid_argument("no device buffer bound for '{}'", patch.name);
+    if (bound_[p] == it->second) continue;
+    bound_[p] = it->second;
+    StepBuffers& b = buffers_[patch.step];
+    std::vector<DeviceTensor>& list = patch.list == 0 ? b.inputs : patch.list == 1 ? b.extra_inputs : b.outputs;
+    list[patch.index].data = it->second;
+    drop_graph();
+  }
+  for (const OutputCopy& copy : copies_)
+    if (bindings.find(copy.output) == bindings.end() || (!copy.constant && bindings.find(copy.input) == bindings.end()))
+      return invalid_argument("no device buffer bound for '{}'", copy.output);
+  return Status::ok();
+}
+
+Status Runtime::run_steps(cudaStream_t stream) {
+  const RunContext ctx = handles_->context(stream, &loaded_->device());
+  for (size_t s = 0; s < tactics_.size(); ++s) {
+    Status status = tactics_[s]->run(instances_[s], buffers_[s], ctx);
+    if (!status.is_ok())
+      return status.with_context(fmt::format("layer '{}' ({})", loaded_->plan().network.node(loaded_->plan().steps[s].anchor).name,
+                                             loaded_->plan().steps[s].tactic));
+  }
+  return Status::ok();
+}
+
+Status Runtime::enqueue(const std::map<std::string, void*>& bindings, cudaStream_t stream) {
+  TO_RETURN_IF_ERROR(bind(bindings));
+  for (const OutputCopy& copy : copies_) {
+    const void* from = copy.constant ? copy.constant : bindings.at(copy.input);
+    TO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(bindings.at(copy.output), from, copy.bytes, cudaMemcpyDeviceToDevice, stream));
+  }
+  last_used_graph_ = false;
+  if (graph_ && graph_stream_ != stream) drop_graph();
+  if (graph_) {
+    last_used_graph_ = true;
+    TO_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph_, stream));
+    return Status::ok();
+  }
+  const bool capturable = stream != nullptr && stream != cudaStreamLegacy;
+  if (!graph_failed_ && capturable) {
+    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      Status captured = run_steps(stream);
+      cudaGraph_t graph = nullptr;
+      const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+      cudaGraphExec_t exec = nullptr;
+      if (captured.is_ok() && ended == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+        cudaGraphDestroy(graph);
+        graph_ = exec;
+        graph_stream_ = stream;
+        last_used_graph_ = true;
+        TO_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph_, stream));
+        return Status::ok();
+      }
+      if (graph) cudaGraphDestroy(graph);
+    }
+    // Some step cannot be captured (or the stream is in another capture): run directly from
+    // now on; a real error shows up in the direct run.
+    cudaGetLastError();
+    graph_failed_ = true;
+  }
+  return run_steps(stream);
+}
+
+Result<std::vector<StepTiming>> Runtime::profile_steps(const std::map<std::string, void*>& bindings, cudaStream_t stream,
+                                                       int iterations) {
+  TO_RETURN_IF_ERROR(bind(bindings));
+  const CudaPlan& plan = loaded_->plan();
+  const RunContext ctx = handles_->context(stream, &loaded_->device());
+  cudaEvent_t begin = nullptr, end = nullptr;
+  TO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&begin));
+  TO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&end));
+  std::vector<StepTiming> out;
+  Status status = Status::ok();
+  for (size_t s = 0; s < tactics_.size() && status.is_ok(); ++s) {
+    std::vector<double> times;
+    for (int i = 0; i < iterations + 1 && status.is_ok(); ++i) {  // the first run warms up
+      status = cuda_status(cudaEventRecord(begin, stream), "cudaEventRecord");
+      if (status.is_ok()) status = tactics_[s]->run(instances_[s], buffers_[s], ctx);
+      if (status.is_ok()) status = cuda_status(cudaEventRecord(end, stream), "cudaEventRecord");
+      if (status.is_ok()) status = cuda_status(cudaEventSynchronize(end), "cudaEventSynchronize");
+      float ms = 0;
+      if (status.is_ok()) status = cuda_status(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
+      if (i > 0) times.push_back(ms);
+    }
+    const PlannedStep& step = plan.steps[s];
+    std::string layers;
+    for (size_t n : step.nodes()) layers += (layers.empty() ? "" : "+") + plan.network.node(n).name;
+    out.push_back(StepTiming{layers, std::string(op_kind_name(plan.network.node(step.anchor).kind)), step.tactic, median(times)});
+  }
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  TO_RETURN_IF_ERROR(status);
+  return out;
+}
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,99 @@
+// Running a CUDA plan. A LoadedPlan (one per engine, shared by its execution contexts) holds the
+// plan and the constants uploaded to the device once. A Runtime (one per execution context, used
+// by one thread at a time) holds the library handles, the tactics, the activation arena and the
+// CUDA graph.
+//
+// prepare(input shapes) does everything that may allocate or synchronize: shape inference, step
+// instances, tactic initialization for new shapes. enqueue() then only launches: every step's
+// run() on the caller's stream, on the caller's buffers. The first enqueue after a shape or
+// binding change captures the steps into a CUDA graph (on a stream that allows capture, i.e. not
+// the legacy default stream); later enqueues with the same shapes, bindings and stream replay it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/planner.h"
+
+namespace tensoracle::backends::cuda {
+
+class LoadedPlan {
+ public:
+  static Result<std::shared_ptr<const LoadedPlan>> load(CudaPlan plan);
+  const CudaPlan& plan() const { return plan_; }
+  const DeviceInfo& device() const { return device_; }
+  // The device address of constant tensor `t` (nullptr if `t` is not a constant).
+  void* constant(Tensor t) const;
+
+ private:
+  CudaPlan plan_;
+  DeviceInfo device_;
+  DeviceBuffer constants_;
+  std::vector<int64_t> constant_offsets_;  // per tensor id, -1 when not a constant
+};
+
+struct StepTiming {
+  std::string layers;  // the graph layers of the step, "conv1+relu_1"
+  std::string kind;    // the anchor's op kind
+  std::string tactic;
+  double median_ms = 0;
+};
+
+class Runtime {
+ public:
+  static Result<std::unique_ptr<Runtime>> create(std::shared_ptr<const LoadedPlan> plan);
+  ~Runtime();
+
+  // Output shapes by name for these input shapes; prepares the steps for them.
+  Result<std::map<std::string, Dims>> prepare(const std::map<std::string, Dims>& input_shapes);
+  // Runs the prepared plan. `bindings` maps every input and output name to a device address.
+  Status enqueue(const std::map<std::string, void*>& bindings, cudaStream_t stream);
+  // Median time of each step over `iterations` runs (outside any graph), for profiles.
+  Result<std::vector<StepTiming>> profile_steps(const std::map<std::string, void*>& bindings, cudaStream_t stream,
+                                                int iterations);
+  // Whether the last enqueue replayed or captured a CUDA graph.
+  bool last_enqueue_used_graph() const { return last_used_graph_; }
+
+ private:
+  explicit Runtime(std::shared_ptr<const LoadedPlan> plan) : loaded_(std::move(plan)) {}
+  Status bind(const std::map<std::string, void*>& bindings);
+  Status run_steps(cudaStream_t stream);
+  void drop_graph();
+
+  // Where an engine input or output appears in the step buffers.
+  struct Patch {
+    size_t step;
+    int list;  // 0 inputs, 1 extra_inputs, 2 outputs
+    size_t index;
+    std::string name;
+  };
+  struct OutputCopy {  // an output that no step writes (an input or a constant marked as output)
+    std::string output;
+    std::string input;  // empty: from `constant`
+    const void* constant = nullptr;
+    size_t bytes = 0;
+  };
+
+  std::shared_ptr<const LoadedPlan> loaded_;
+  std::unique_ptr<LibraryHandles> handles_;
+  DeviceBuffer arena_;
+  std::vector<std::unique_ptr<CudaTactic>> tactics_;
+  std::map<std::string, Dims> prepared_shapes_;
+  std::vector<TensorDesc> desc_;
+  std::vector<StepInstance> instances_;
+  std::vector<StepBuffers> buffers_;
+  std::vector<Patch> patches_;
+  std::vector<OutputCopy> copies_;
+  std::vector<void*> bound_;  // per patch, the address bound at the last enqueue
+  // CUDA graph of the prepared shapes and the bound addresses.
+  cudaGraphExec_t graph_ = nullptr;
+  cudaStream_t graph_stream_ = nullptr;
+  bool graph_failed_ = false;
+  bool last_used_graph_ = false;
+};
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,52 @@
+// Choosing a step's tactic at build time: every accepting family's candidates (up to a limit)
+// are initialized and timed on scratch buffers with CUDA events after warm-up; the fastest
+// median wins. A candidate that fails to initialize or run is skipped with a line in the build
+// log; one that falls far behind the best so far stops early.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/device.h"
+
+namespace tensoracle::backends::cuda {
+
+struct ChosenTactic {
+  std::string family;
+  std::unique_ptr<CudaTactic> tactic;
+  double median_ms = -1;  // -1: the only candidate, not timed
+};
+
+// Buffers for `step` carved from one device allocation (the timer's scratch, or a test's).
+StepBuffers step_buffers_in(const StepInstance& step, void* base, size_t* used);
+// The bytes step_buffers_in needs for `step` (256-byte aligned pieces).
+size_t step_buffer_bytes(const StepInstance& step);
+
+class TacticTimer {
+ public:
+  TacticTimer(int iterations, uint64_t workspace_limit) : iterations_(std::max(iterations, 1)), workspace_limit_(workspace_limit) {}
+  ~TacticTimer();
+  Status start(const DeviceInfo& device);
+
+  // `replay` (by anchor layer name) names a recorded choice to use instead of timing.
+  Result<ChosenTactic> choose(const StepInstance& step, const std::vector<const TacticFamily*>& families, int limit,
+                              const std::map<std::string, std::pair<std::string, nlohmann::json>>& replay,
+                              const std::string& label, std::vector<std::string>& log);
+
+ private:
+  Result<double> time(CudaTactic& tactic, const StepInstance& step, double best_ms);
+  Status ensure_scratch(size_t bytes);
+
+  int iterations_;
+  uint64_t workspace_limit_;
+  DeviceInfo device_;
+  std::unique_ptr<LibraryHandles> handles_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t begin_ = nullptr, end_ = nullptr;
+  DeviceBuffer scratch_;
+};
+
+}  // namespace tensoracle::backends::cuda
