@@ -24,12 +24,13 @@ Status Rebuild::copy_node(size_t index) {
   return target_.status();
 }
 
-Result<Network> rebuild(const Network& source, const std::function<Result<bool>(Rebuild&, size_t)>& replace) {
+Result<Network> rebuild(const Network& source, const std::function<Result<bool>(Rebuild&, size_t)>& replace,
+                        const std::function<DataType(const TensorInfo&)>& input_type) {
   TO_RETURN_IF_ERROR(source.status());
   Rebuild r(source);
   for (Tensor t : source.inputs()) {
     const TensorInfo& info = source.tensor(t);
-    r.map(t, r.target().add_input(info.name, info.desc.dtype, info.desc.shape));
+    r.map(t, r.target().add_input(info.name, input_type ? input_type(info) : info.desc.dtype, info.desc.shape));
   }
   for (size_t i = 0; i < source.num_nodes(); ++i) {
     const Node& node = source.node(i);

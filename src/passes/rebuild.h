@@ -28,8 +28,10 @@ class Rebuild {
 
 // Visits every node in order: `replace` returns true when it built the node's outputs itself
 // (and mapped them); otherwise the node is copied. Nodes whose outputs are already mapped (a
-// pass replaced them together with an earlier node) are skipped.
-Result<Network> rebuild(const Network& source, const std::function<Result<bool>(Rebuild&, size_t)>& replace);
+// pass replaced them together with an earlier node) are skipped. `input_type`, when given, says
+// the type each network input gets (by default its own).
+Result<Network> rebuild(const Network& source, const std::function<Result<bool>(Rebuild&, size_t)>& replace,
+                        const std::function<DataType(const TensorInfo&)>& input_type = nullptr);
 
 // How many live layers read each tensor, plus one per marking as an output.
 std::vector<int> consumer_counts(const Network& network);

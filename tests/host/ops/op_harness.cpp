@@ -1,5 +1,7 @@
 #include "host/ops/op_harness.h"
 
+#include "passes/rebuild.h"
+
 #include <cctype>
 #include <random>
 
@@ -55,6 +57,38 @@ Result<NamedArrays> seeded_inputs(const Network& net, uint64_t seed, double low,
     out[info.name] = random_array(info.desc.dtype, info.desc.shape, seed++, low, high);
   }
   return out;
+}
+
+Result<Network> with_float_type(const Network& net, DataType type) {
+  const std::string fp32_name(data_type_name(DataType::kFloat32));
+  const std::string type_name(data_type_name(type));
+  return passes::rebuild(net, [&](passes::Rebuild& r, size_t index) -> Result<bool> {
+    const Node& node = net.node(index);
+    Network& out = r.target();
+    std::vector<Tensor> outs;
+    if (node.kind == OpKind::kConstant) {
+      if (node.constant->view.dtype != DataType::kFloat32) return false;
+      TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(type, node.constant->view.shape));
+      convert_elements(DataType::kFloat32, node.constant->view.data, type, array.data(),
+                       static_cast<size_t>(array.element_count()));
+      outs.push_back(out.add_constant(std::move(array), node.name));
+    } else {
+      AttributeMap attrs = node.attributes;
+      auto it = attrs.find("output_type");
+      if (it == attrs.end() || !std::holds_alternative<std::string>(it->second) || std::get<std::string>(it->second) != fp32_name)
+        return false;
+      it->second = type_name;
+      std::vector<Tensor> inputs;
+      for (Tensor t : node.inputs) inputs.push_back(r.mapped(t));
+      outs = out.add_layer(node.kind, std::move(inputs), std::move(attrs), node.name);
+    }
+    TO_RETURN_IF_ERROR(out.status());
+    for (size_t o = 0; o < outs.size(); ++o) {
+      out.set_tensor_name(outs[o], net.tensor(node.outputs[o]).name);
+      r.map(node.outputs[o], outs[o]);
+    }
+    return true;
+  }, [&](const TensorInfo& info) { return info.desc.dtype == DataType::kFloat32 ? type : info.desc.dtype; });
 }
 
 }  // namespace tensoracle::testing

@@ -41,6 +41,11 @@ Tolerance tolerance_for(const OpCase& c, DataType type);
 // rounded to their type, bool 0/1, int8 the full range, other integers in [0, 16).
 Result<NamedArrays> seeded_inputs(const Network& net, uint64_t seed, double low, double high);
 
+// The case's network in another floating precision: every fp32 input, constant and type
+// attribute (cast / dequantize output types) becomes `type`; other types stay. Fails when the
+// layers do not accept the result (the variant then does not exist).
+Result<Network> with_float_type(const Network& net, DataType type);
+
 // Every case of every op (op_cases.cpp).
 const std::vector<OpCase>& all_op_cases();
 
