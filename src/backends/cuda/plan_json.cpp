@@ -81,6 +81,7 @@ SerializedPlan serialize_plan(const CudaPlan& plan) {
                           {"extra_inputs", names_of(net, step.extra_inputs)},
                           {"outputs", names_of(net, step.outputs)},
                           {"input_layouts", layout_names(step.input_layouts)},
+                          {"extra_input_layouts", layout_names(step.extra_input_layouts)},
                           {"output_layouts", layout_names(step.output_layouts)},
                           {"build_median_ms", step.time_ms}});
   }
@@ -123,6 +124,8 @@ Result<CudaPlan> deserialize_plan(std::string_view plan_json, const BlobLookup& 
       TO_ASSIGN_OR_RETURN(step.outputs, tensors_named(net, layer.at("outputs"), "outputs"));
       if (step.outputs.empty()) return corrupt_data("cuda plan: step '{}' has no output", net.node(step.anchor).name);
       TO_ASSIGN_OR_RETURN(step.input_layouts, layouts_named(layer.at("input_layouts"), step.inputs.size(), "input_layouts"));
+      TO_ASSIGN_OR_RETURN(step.extra_input_layouts,
+                          layouts_named(layer.at("extra_input_layouts"), step.extra_inputs.size(), "extra_input_layouts"));
       TO_ASSIGN_OR_RETURN(step.output_layouts, layouts_named(layer.at("output_layouts"), step.outputs.size(), "output_layouts"));
       step.family = layer.at("family").get<std::string>();
       step.tactic = layer.at("tactic").get<std::string>();

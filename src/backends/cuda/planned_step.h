@@ -20,6 +20,7 @@ struct PlannedStep {
   std::vector<Tensor> outputs;
   std::vector<Layout> input_layouts;
   std::vector<Layout> output_layouts;
+  std::vector<Layout> extra_input_layouts;
   std::string family;  // TacticFamily::name of the chosen tactic
   std::string tactic;  // CudaTactic::name
   nlohmann::json choice = nlohmann::json::object();

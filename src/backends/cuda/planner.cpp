@@ -134,6 +134,7 @@ class Lowering {
 
   void set_linear_layouts(PlannedStep& step) const {
     step.input_layouts.assign(step.inputs.size(), Layout::kLinear);
+    step.extra_input_layouts.assign(step.extra_inputs.size(), Layout::kLinear);
     step.output_layouts.assign(step.outputs.size(), Layout::kLinear);
   }
 
@@ -144,6 +145,63 @@ class Lowering {
   std::vector<std::vector<size_t>> readers_;
   std::set<uint32_t> is_output_;
 };
+
+void set_step_layouts(PlannedStep& step, const std::vector<bool>& nhwc) {
+  auto layout = [&](Tensor t) { return t.valid() && nhwc[t.id] ? Layout::kNhwc : Layout::kLinear; };
+  for (size_t i = 0; i < step.inputs.size(); ++i) step.input_layouts[i] = layout(step.inputs[i]);
+  for (size_t i = 0; i < step.extra_inputs.size(); ++i) step.extra_input_layouts[i] = layout(step.extra_inputs[i]);
+  for (size_t i = 0; i < step.outputs.size(); ++i) step.output_layouts[i] = layout(step.outputs[i]);
+}
+
+// Channels-last (NHWC) for the fp16/bf16 image tensors that flow between convolutions and the
+// pointwise and pooling steps around them, where tensor-core convolutions want it; every other
+// tensor, and every network input and output, stays linear. A pointwise chain reading a linear
+// tensor and writing an NHWC one is the reformat, at no extra pass. A step that refuses its
+// layouts sends its tensors back to linear (logged).
+void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const std::vector<TensorDesc>& desc,
+                    const DeviceInfo& device, std::vector<std::string>& log) {
+  std::vector<int64_t> producer(net.num_tensors(), -1);
+  std::vector<std::vector<size_t>> consumers(net.num_tensors());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (Tensor t : steps[s].outputs) producer[t.id] = static_cast<int64_t>(s);
+    for (const auto* list : {&steps[s].inputs, &steps[s].extra_inputs})
+      for (Tensor t : *list)
+        if (t.valid()) consumers[t.id].push_back(s);
+  }
+  auto kind = [&](size_t s) { return net.node(steps[s].anchor).kind; };
+  auto capable = [&](size_t s) { return kind(s) == OpKind::kConvolution || kind(s) == OpKind::kPooling || is_pointwise(kind(s)); };
+  std::vector<bool> nhwc(net.num_tensors(), false);
+  std::set<uint32_t> outputs;
+  for (Tensor t : net.outputs()) outputs.insert(t.id);
+  for (uint32_t t = 0; t < net.num_tensors(); ++t) {
+    const TensorDesc& d = desc[t];
+    if (d.shape.rank() != 4 || (d.dtype != DataType::kFloat16 && d.dtype != DataType::kBFloat16)) continue;
+    if (d.shape[1] == 1 || d.shape[2] * d.shape[3] == 1) continue;  // both layouts are the same bytes
+    if (producer[t] < 0 || outputs.count(t) || !capable(static_cast<size_t>(producer[t]))) continue;
+    bool all_capable = true, near_conv = kind(static_cast<size_t>(producer[t])) == OpKind::kConvolution;
+    for (size_t c : consumers[t]) all_capable &= capable(c), near_conv |= kind(c) == OpKind::kConvolution;
+    nhwc[t] = all_capable && near_conv;
+  }
+  for (int round = 0; round < 4; ++round) {
+    bool changed = false;
+    for (PlannedStep& step : steps) {
+      set_step_layouts(step, nhwc);
+      auto inst = instantiate(net, step, desc);
+      if (inst.is_ok() && !accepting_families(*inst, device, nullptr).empty()) continue;
+      bool reverted = false;
+      for (const auto* list : {&step.inputs, &step.extra_inputs, &step.outputs})
+        for (Tensor t : *list)
+          if (t.valid() && nhwc[t.id]) nhwc[t.id] = false, reverted = true;
+      changed |= reverted;
+      if (reverted) log.push_back(fmt::format("layouts: '{}' refuses nhwc tensors; they stay linear", net.node(step.anchor).name));
+    }
+    if (!changed) break;
+  }
+  size_t count = 0;
+  for (PlannedStep& step : steps) set_step_layouts(step, nhwc);
+  for (bool b : nhwc) count += b;
+  if (count) log.push_back(fmt::format("layouts: {} tensor(s) channels-last (nhwc)", count));
+}
 
 }  // namespace
 
@@ -186,6 +244,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::m
       return unsupported("layer '{}': the cuda backend has no implementation of {}", node.name, op_kind_name(node.kind));
   }
   TO_ASSIGN_OR_RETURN(plan.steps, Lowering(net, opt, device).run());
+  assign_layouts(net, plan.steps, opt, device, plan.log);
 
   TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> largest, infer_tensor_descs(net, shapes_at(profiles.front(), &ShapeRange::max)));
   TacticTimer timer(options.timing_iterations, options.workspace_limit_bytes);

@@ -149,7 +149,7 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
       }
     };
     fill(step.inputs, &step.input_layouts, 0, buffers.inputs);
-    fill(step.extra_inputs, nullptr, 1, buffers.extra_inputs);
+    fill(step.extra_inputs, &step.extra_input_layouts, 1, buffers.extra_inputs);
     fill(step.outputs, &step.output_layouts, 2, buffers.outputs);
     buffers_.push_back(std::move(buffers));
   }

@@ -20,6 +20,7 @@ struct StepInstance {
   NodeInstance anchor;
   std::vector<Layout> input_layouts;   // per anchor input (pointwise anchors: per program input)
   std::vector<Layout> output_layouts;  // per step output
+  std::vector<Layout> extra_input_layouts;  // per epilogue input 1..n (program input i+1)
   PointwiseProgram program;
   // The descriptions of the step's outputs (the anchor's outputs, or the program's result).
   std::vector<TensorDesc> outputs;

@@ -68,7 +68,7 @@ StepBuffers step_buffers_in(const StepInstance& step, void* base, size_t* used) 
     }
   };
   place(d.inputs, &step.input_layouts, buffers.inputs);
-  place(d.extra, nullptr, buffers.extra_inputs);
+  place(d.extra, &step.extra_input_layouts, buffers.extra_inputs);
   place(d.outputs, &step.output_layouts, buffers.outputs);
   return buffers;
 }
