@@ -1,0 +1,176 @@
+// cuda engines end to end on a GPU: build (fusion, timing, memory plan) -> serialize -> reload ->
+// execute on caller-owned device buffers and a caller stream, with dynamic shapes inside the
+// profile, CUDA graph replay, and per-layer profiles; every output equals the CPU reference.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.h"
+#include "tensoracle/build.h"
+#include "tensoracle/compare.h"
+#include "tensoracle/engine.h"
+#include "tensoracle/float_formats.h"
+
+namespace tensoracle {
+namespace {
+
+#define CUDA_OK(call)                                                             \
+  do {                                                                            \
+    const cudaError_t error_ = (call);                                            \
+    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
+  } while (0)
+
+bool have_gpu() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+HostArray seeded(DataType type, const Dims& shape, unsigned seed) {
+  HostArray f64 = HostArray::zeros(DataType::kFloat64, shape).value();
+  double* p = f64.data_as<double>();
+  for (int64_t i = 0; i < f64.element_count(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = static_cast<double>(seed >> 8) / static_cast<double>(1u << 24) - 0.5;
+  }
+  HostArray out = HostArray::zeros(type, shape).value();
+  convert_elements(DataType::kFloat64, f64.data(), type, out.data(), static_cast<size_t>(out.element_count()));
+  return out;
+}
+
+// x [N, 64] -> relu(x W1^T + b1) -> W2^T + b2 -> softmax, plus a residual pointwise chain.
+Status mlp(Network& net, DataType type) {
+  Tensor x = net.add_input("x", type, {-1, 64});
+  Tensor w1 = net.add_constant(seeded(type, {128, 64}, 1), "w1");
+  Tensor b1 = net.add_constant(seeded(type, {128}, 2), "b1");
+  Tensor w2 = net.add_constant(seeded(type, {64, 128}, 3), "w2");
+  Tensor b2 = net.add_constant(seeded(type, {64}, 4), "b2");
+  Tensor h = net.relu(net.add(net.matmul(x, w1, MatMulAttributes().set_transpose_b(true)), b1));
+  Tensor y = net.add(net.matmul(h, w2, MatMulAttributes().set_transpose_b(true)), b2);
+  Tensor z = net.mul(net.add(y, x), net.activation(x, ActivationAttributes().set_kind(ActivationKind::kSigmoid)));
+  net.mark_output(net.softmax(z), "probs");
+  return net.status();
+}
+
+EngineBuild mlp_build(DataType type) {
+  EngineBuild build;
+  build.name = "mlp";
+  build.graph_version = "1";
+  build.graph = [type](Network& net, const Weights&) { return mlp(net, type); };
+  // The graph makes its own constants; any weights file will do (none of it is used or hashed).
+  build.weights_path = std::string(TENSORACLE_FIXTURES_DIR) + "/examples/tinynet/weights.safetensors";
+  build.backend = "cuda";
+  build.add_input("x", {ShapeRange{{1, 64}, {8, 64}, {32, 64}}});
+  build.quiet = true;
+  return build;
+}
+
+HostArray cpu_reference(DataType type, const HostArray& x) {
+  Network net;
+  EXPECT_TRUE(mlp(net, type).is_ok());
+  auto cpu = backends::create_backend("cpu").value();
+  auto out = cpu->execute(net, {{"x", x.view()}});
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return std::move(out->at("probs"));
+}
+
+class CudaEngine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+TEST_F(CudaEngine, BuildsReloadsAndRunsEveryShapeOfItsProfileOnCallerBuffers) {
+  auto bytes = build_serialized_engine(mlp_build(DataType::kFloat32));
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "mlp");
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  EXPECT_EQ(engine->backend(), "cuda");
+
+  // The plan records fused steps: the first matmul absorbed its bias and relu.
+  auto plan = nlohmann::json::parse(std::string(engine->file().plan().as_string_view()));
+  bool fused = false;
+  for (const auto& layer : plan.at("layers")) fused |= layer.at("kind") == "matmul" && layer.at("graph_layers").size() >= 3;
+  EXPECT_TRUE(fused) << plan.at("layers").dump(1);
+
+  auto exec = engine->create_execution();
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  cudaStream_t stream = nullptr;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  void* x_dev = nullptr;
+  void* y_dev = nullptr;
+  CUDA_OK(cudaMalloc(&x_dev, 32 * 64 * 4));
+  CUDA_OK(cudaMalloc(&y_dev, 32 * 64 * 4));
+  ASSERT_TRUE(exec->bind("x", x_dev).is_ok());
+  ASSERT_TRUE(exec->bind("probs", y_dev).is_ok());
+  for (int64_t n : {8, 1, 32, 8}) {  // opt, min, max, and back (graphs re-captured per shape)
+    ASSERT_TRUE(exec->set_input_shape("x", {n, 64}).is_ok());
+    HostArray x = seeded(DataType::kFloat32, {n, 64}, 100 + static_cast<unsigned>(n));
+    CUDA_OK(cudaMemcpy(x_dev, x.data(), x.byte_size(), cudaMemcpyHostToDevice));
+    for (int repeat = 0; repeat < 3; ++repeat) {  // capture, then replay
+      CUDA_OK(cudaMemset(y_dev, 0xFF, 32 * 64 * 4));  // poison: NaN everywhere
+      Status s = exec->enqueue(stream);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      CUDA_OK(cudaStreamSynchronize(stream));
+      HostArray y = HostArray::zeros(DataType::kFloat32, {n, 64}).value();
+      CUDA_OK(cudaMemcpy(y.data(), y_dev, y.byte_size(), cudaMemcpyDeviceToHost));
+      auto cmp = compare_outputs(y.view(), cpu_reference(DataType::kFloat32, x).view(), 1e-6, 1e-5);
+      ASSERT_TRUE(cmp.is_ok());
+      EXPECT_EQ(cmp->candidate_non_finite.nan, 0) << "n=" << n;
+      EXPECT_LE(cmp->rel_l2_error, 1e-6) << "n=" << n << " repeat " << repeat;
+    }
+  }
+  auto profile = exec->profile_layers(stream, 5);
+  ASSERT_TRUE(profile.is_ok()) << profile.status().to_string();
+  EXPECT_FALSE(profile->empty());
+  for (const LayerTiming& t : *profile) EXPECT_GT(t.median_ms, 0.0) << t.layers;
+  cudaFree(x_dev);
+  cudaFree(y_dev);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(CudaEngine, Fp16AndBf16EnginesStayCloseToTheirCpuReference) {
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16}) {
+    auto bytes = build_serialized_engine(mlp_build(type));
+    ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+    auto engine = Engine::deserialize(bytes->data(), bytes->size(), "mlp");
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    auto exec = engine->create_execution();
+    ASSERT_TRUE(exec.is_ok());
+    HostArray x = seeded(type, {8, 64}, 7);
+    void* x_dev = nullptr;
+    void* y_dev = nullptr;
+    CUDA_OK(cudaMalloc(&x_dev, x.byte_size()));
+    CUDA_OK(cudaMalloc(&y_dev, x.byte_size()));
+    CUDA_OK(cudaMemcpy(x_dev, x.data(), x.byte_size(), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(y_dev, 0xFF, x.byte_size()));
+    ASSERT_TRUE(exec->bind("x", x_dev).is_ok());
+    ASSERT_TRUE(exec->bind("probs", y_dev).is_ok());
+    ASSERT_TRUE(exec->enqueue(nullptr).is_ok());  // the legacy default stream: no graph, still correct
+    CUDA_OK(cudaDeviceSynchronize());
+    HostArray y = HostArray::zeros(type, {8, 64}).value();
+    CUDA_OK(cudaMemcpy(y.data(), y_dev, y.byte_size(), cudaMemcpyDeviceToHost));
+    auto cmp = compare_outputs(y.view(), cpu_reference(type, x).view());
+    ASSERT_TRUE(cmp.is_ok());
+    EXPECT_LE(cmp->rel_l2_error, type == DataType::kFloat16 ? 2e-3 : 2e-2) << data_type_name(type);
+    cudaFree(x_dev);
+    cudaFree(y_dev);
+  }
+}
+
+TEST_F(CudaEngine, RefusesAShapeOutsideItsProfile) {
+  auto bytes = build_serialized_engine(mlp_build(DataType::kFloat32));
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "mlp");
+  ASSERT_TRUE(engine.is_ok());
+  auto exec = engine->create_execution();
+  ASSERT_TRUE(exec.is_ok());
+  Status s = exec->set_input_shape("x", {33, 64});
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("33"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace tensoracle
