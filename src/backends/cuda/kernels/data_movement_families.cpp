@@ -1,8 +1,78 @@
-// Placeholder until this group's families land: registers nothing.
-#include "backends/cuda/cuda_tactic.h"
+// The data-movement group: the shared family and tactic behaviour, and registration.
+#include "backends/cuda/kernels/data_movement_families.h"
 
 namespace tensoracle::backends::cuda {
 
-void add_data_movement_families(FamilyTable&) {}
+nlohmann::json DataMovementTactic::choice() const {
+  if (variant_.empty()) return nlohmann::json::object();
+  return nlohmann::json{{"variant", variant_}};
+}
+
+Status DataMovementTactic::require_initialized(bool initialized) const {
+  if (initialized) return Status::ok();
+  return make_error(StatusCode::kFailedPrecondition, "{}: run before a successful initialize", name());
+}
+
+Result<std::vector<std::unique_ptr<CudaTactic>>> DataMovementFamily::candidates(const StepInstance& step,
+                                                                                const RunContext&, int limit) const {
+  std::vector<std::unique_ptr<CudaTactic>> out;
+  for (const std::string& v : variants(step)) {
+    if (static_cast<int>(out.size()) >= std::max(limit, 1)) break;
+    out.push_back(make(v));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<CudaTactic>> DataMovementFamily::replay(const StepInstance& step,
+                                                               const nlohmann::json& choice) const {
+  std::string variant;
+  if (choice.is_object() && choice.contains("variant")) {
+    if (!choice["variant"].is_string()) return invalid_argument("{}: recorded choice {} has a non-string variant", name_, choice.dump());
+    variant = choice["variant"].get<std::string>();
+  } else if (!choice.is_object() || !choice.empty()) {
+    return invalid_argument("{}: recorded choice {} is not an object with a variant", name_, choice.dump());
+  }
+  for (const std::string& v : variants(step))
+    if (v == variant) return make(v);
+  return invalid_argument("layer '{}': {}: recorded variant '{}' does not apply to this step", step.anchor.node.name,
+                          name_, variant);
+}
+
+Status DataMovementFamily::check_plain_step(const StepInstance& step, bool allow_nhwc) const {
+  if (step.has_epilogue()) return refuse(step, "fuses no epilogue ({})", step.program.to_string());
+  auto check = [&](const char* role, size_t i, const TensorDesc* desc, Layout layout) -> Status {
+    if (!desc) return refuse(step, "{} {} is omitted", role, i);
+    if (desc->shape.rank() > static_cast<size_t>(TensorGeometry::kMaxRank))
+      return refuse(step, "{} {} has rank {} (at most {})", role, i, desc->shape.rank(), TensorGeometry::kMaxRank);
+    if (!desc->shape.is_static()) return refuse(step, "{} {} has a dynamic shape {}", role, i, desc->shape.to_string());
+    const bool nhwc_ok = allow_nhwc && desc->shape.rank() == 4;
+    if (layout != Layout::kLinear && !(layout == Layout::kNhwc && nhwc_ok))
+      return refuse(step, "{} {} in layout {} (takes {})", role, i, layout_name(layout),
+                    allow_nhwc ? "linear, or nhwc at rank 4" : "linear");
+    return Status::ok();
+  };
+  for (size_t i = 0; i < step.anchor.inputs.size(); ++i) {
+    const Layout layout = i < step.input_layouts.size() ? step.input_layouts[i] : Layout::kLinear;
+    TO_RETURN_IF_ERROR(check("input", i, step.anchor.inputs[i], layout));
+  }
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const Layout layout = i < step.output_layouts.size() ? step.output_layouts[i] : Layout::kLinear;
+    TO_RETURN_IF_ERROR(check("output", i, &step.outputs[i], layout));
+  }
+  return Status::ok();
+}
+
+void add_data_movement_families(FamilyTable& table) {
+  table.add(OpKind::kReshape, make_reshape_family());
+  table.add(OpKind::kTranspose, make_transpose_family());
+  table.add(OpKind::kConcat, make_concat_family());
+  table.add(OpKind::kSlice, make_slice_family());
+  table.add(OpKind::kPad, make_pad_family());
+  table.add(OpKind::kGather, make_gather_family());
+  table.add(OpKind::kTopK, make_top_k_family());
+  table.add(OpKind::kResize, make_resize_family());
+  table.add(OpKind::kGridSample, make_grid_sample_family());
+  table.add(OpKind::kPooling, make_pooling_family());
+}
 
 }  // namespace tensoracle::backends::cuda

@@ -1,0 +1,100 @@
+// Shuffle layers: reshape (a copy of the bytes; the data order does not change) and transpose
+// (a strided copy, tiled through shared memory when the dims contiguous on each side differ).
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels/copy_plan.h"
+#include "backends/cuda/kernels/data_movement_families.h"
+#include "graph/attributes.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+class ReshapeTactic final : public DataMovementTactic {
+ public:
+  ReshapeTactic() : DataMovementTactic("kernel.reshape", "") {}
+  Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
+    const DeviceTensor& in = buffers.inputs[0];
+    const DeviceTensor& out = buffers.outputs[0];
+    if (out.byte_size() == 0 || in.data == out.data) return Status::ok();
+    TO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.data, in.data, out.byte_size(), cudaMemcpyDeviceToDevice, ctx.stream));
+    return Status::ok();
+  }
+};
+
+class ReshapeFamily final : public DataMovementFamily {
+ public:
+  ReshapeFamily() : DataMovementFamily("kernel.reshape") {}
+  Status can_implement(const StepInstance& step, const DeviceInfo&) const override { return check_plain_step(step); }
+
+ protected:
+  std::unique_ptr<CudaTactic> make(const std::string&) const override { return std::make_unique<ReshapeTactic>(); }
+};
+
+// Output dim i walks input dim perm[i].
+StridedCopy transpose_copy(const StepInstance& step) {
+  const Dims& x = step.anchor.inputs[0]->shape;
+  const Dims& y = step.outputs[0].shape;
+  const std::vector<int64_t> perm = graph::get_ints(step.anchor.node.attributes, "perm");
+  const std::vector<int64_t> in_strides = element_strides(x, Layout::kLinear);
+  const std::vector<int64_t> out_strides = element_strides(y, Layout::kLinear);
+  StridedCopy copy;
+  copy.rank = static_cast<int>(y.rank());
+  for (size_t i = 0; i < y.rank(); ++i) {
+    copy.shape[i] = y[i];
+    copy.in_stride[i] = in_strides[static_cast<size_t>(perm[i])];
+    copy.out_stride[i] = out_strides[i];
+  }
+  return copy;
+}
+
+class TransposeTactic final : public DataMovementTactic {
+ public:
+  explicit TransposeTactic(const std::string& variant) : DataMovementTactic("kernel.transpose", variant) {}
+  Status initialize(const StepInstance& step, const RunContext&) override {
+    copy_ = transpose_copy(step);
+    element_size_ = data_type_size(step.outputs[0].dtype);
+    initialized_ = true;
+    return Status::ok();
+  }
+  Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
+    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    const CopyKernel kernel = variant() == "tiled" ? CopyKernel::kTiled : CopyKernel::kStrided;
+    return cuda_status(launch_strided_copy(buffers.inputs[0].data, buffers.outputs[0].data, element_size_, copy_, kernel,
+                                           ctx.stream),
+                       "transpose kernel");
+  }
+
+ private:
+  StridedCopy copy_;
+  size_t element_size_ = 0;
+  bool initialized_ = false;
+};
+
+class TransposeFamily final : public DataMovementFamily {
+ public:
+  TransposeFamily() : DataMovementFamily("kernel.transpose") {}
+  Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
+    TO_RETURN_IF_ERROR(check_plain_step(step));
+    if (graph::get_ints(step.anchor.node.attributes, "perm").size() != step.outputs[0].shape.rank())
+      return refuse(step, "perm does not cover the {} dims of the output", step.outputs[0].shape.rank());
+    return Status::ok();
+  }
+
+ protected:
+  std::vector<std::string> variants(const StepInstance& step) const override {
+    // Tiling depends only on the geometry (word grouping, which needs alignment, excludes it).
+    const CopyPlan plan = plan_strided_copy(transpose_copy(step), data_type_size(step.outputs[0].dtype), nullptr, nullptr);
+    if (tiled_copy_applies(plan)) return {"tiled", "strided"};
+    return {"strided"};
+  }
+  std::unique_ptr<CudaTactic> make(const std::string& variant) const override {
+    return std::make_unique<TransposeTactic>(variant);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const TacticFamily> make_reshape_family() { return std::make_shared<ReshapeFamily>(); }
+std::shared_ptr<const TacticFamily> make_transpose_family() { return std::make_shared<TransposeFamily>(); }
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,82 @@
+// slice: y[i] = x[start + i*stride] per dim, one strided copy (negative strides walk backwards).
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels/copy_strided.h"
+#include "backends/cuda/kernels/data_movement_families.h"
+#include "graph/attributes.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+std::vector<int64_t> slice_steps(const StepInstance& step) {
+  std::vector<int64_t> steps = graph::get_ints(step.anchor.node.attributes, "stride");
+  if (steps.empty()) steps.assign(step.outputs[0].shape.rank(), 1);
+  return steps;
+}
+
+class SliceTactic final : public DataMovementTactic {
+ public:
+  SliceTactic() : DataMovementTactic("kernel.slice", "") {}
+  Status initialize(const StepInstance& step, const RunContext&) override {
+    const Dims& x = step.anchor.inputs[0]->shape;
+    const Dims& y = step.outputs[0].shape;
+    const std::vector<int64_t> start = graph::get_ints(step.anchor.node.attributes, "start");
+    const std::vector<int64_t> steps = slice_steps(step);
+    const std::vector<int64_t> in_strides = element_strides(x, Layout::kLinear);
+    const std::vector<int64_t> out_strides = element_strides(y, Layout::kLinear);
+    copy_ = StridedCopy{};
+    copy_.rank = static_cast<int>(y.rank());
+    for (size_t d = 0; d < y.rank(); ++d) {
+      copy_.shape[d] = y[d];
+      copy_.in_stride[d] = in_strides[d] * steps[d];
+      copy_.out_stride[d] = out_strides[d];
+      copy_.in_offset += start[d] * in_strides[d];
+    }
+    element_size_ = data_type_size(step.outputs[0].dtype);
+    initialized_ = true;
+    return Status::ok();
+  }
+  Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
+    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    return cuda_status(launch_strided_copy(buffers.inputs[0].data, buffers.outputs[0].data, element_size_, copy_,
+                                           CopyKernel::kStrided, ctx.stream),
+                       "slice kernel");
+  }
+
+ private:
+  StridedCopy copy_;
+  size_t element_size_ = 0;
+  bool initialized_ = false;
+};
+
+class SliceFamily final : public DataMovementFamily {
+ public:
+  SliceFamily() : DataMovementFamily("kernel.slice") {}
+  Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
+    TO_RETURN_IF_ERROR(check_plain_step(step));
+    const Dims& x = step.anchor.inputs[0]->shape;
+    const Dims& y = step.outputs[0].shape;
+    const std::vector<int64_t> start = graph::get_ints(step.anchor.node.attributes, "start");
+    const std::vector<int64_t> steps = slice_steps(step);
+    if (start.size() != x.rank() || steps.size() != x.rank() || y.rank() != x.rank())
+      return refuse(step, "start and stride must have one entry per dim of {}", x.to_string());
+    // The reference's run-time check, made here where the shapes are concrete.
+    for (size_t i = 0; i < x.rank(); ++i) {
+      if (y[i] == 0) continue;
+      const int64_t last = start[i] + (y[i] - 1) * steps[i];
+      if (start[i] < 0 || start[i] >= x[i] || last < 0 || last >= x[i])
+        return invalid_argument("layer '{}' (slice): dim {} reads [{}..{}] outside [0, {})", step.anchor.node.name, i,
+                                start[i], last, x[i]);
+    }
+    return Status::ok();
+  }
+
+ protected:
+  std::unique_ptr<CudaTactic> make(const std::string&) const override { return std::make_unique<SliceTactic>(); }
+};
+
+}  // namespace
+
+std::shared_ptr<const TacticFamily> make_slice_family() { return std::make_shared<SliceFamily>(); }
+
+}  // namespace tensoracle::backends::cuda

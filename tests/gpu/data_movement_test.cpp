@@ -1,0 +1,717 @@
+// The CUDA data-movement families (reshape, transpose, concat, slice, pad, gather, top-k,
+// resize, grid sample, pooling) and launch_reformat, checked against the CPU reference.
+//
+// - Geometry planning and family decisions (can_implement, variants, replay) are host code:
+//   those tests run anywhere.
+// - Every candidate of a family is run directly (initialize + run on poisoned outputs) on a
+//   one-layer network and compared with the CPU backend: data movement bit for bit, arithmetic
+//   within fp32 rel L2 1e-6 (fp16/bf16: their storage precision). Pooling also runs on nhwc
+//   tensors made and read back by launch_reformat.
+// - Whole networks go through create_backend("cuda") -> execute for big shapes.
+// GPU tests skip with the reason where no GPU is present.
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/kernels/copy_plan.h"
+#include "backends/cuda/kernels/reformat.h"
+#include "tensoracle/compare.h"
+#include "tensoracle/float_formats.h"
+#include "tensoracle/network.h"
+
+namespace tensoracle::backends::cuda {
+namespace {
+
+#define CUDA_OK(call)                                                             \
+  do {                                                                            \
+    const cudaError_t error_ = (call);                                            \
+    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
+  } while (0)
+
+// ---------------------------------------------------------------- inputs
+
+enum class Fill {
+  kMixed,          // non-zero, mixed signs, magnitudes 1/8 .. 8
+  kSmallIntegers,  // -3 .. 3: many ties (top-k)
+  kGrid,           // uniform in [-1.2, 1.2]: grid-sample coordinates, some outside the image
+};
+
+HostArray random_array(DataType type, Dims shape, uint32_t seed, Fill fill = Fill::kMixed) {
+  HostArray array = HostArray::zeros(type, shape).value();
+  std::mt19937 rng(seed);
+  std::vector<double> values(static_cast<size_t>(array.element_count()));
+  std::uniform_real_distribution<double> magnitude(0.125, 8.0), grid(-1.2, 1.2);
+  std::uniform_int_distribution<int> small(-3, 3), integer(-100, 100);
+  std::bernoulli_distribution negative(0.5);
+  for (double& v : values) {
+    if (fill == Fill::kSmallIntegers) v = small(rng);
+    else if (fill == Fill::kGrid) v = grid(rng);
+    else if (!is_floating_point(type)) v = integer(rng) | 1;  // odd: never zero
+    else v = negative(rng) ? -magnitude(rng) : magnitude(rng);
+  }
+  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
+  return array;
+}
+
+HostArray index_array(DataType type, Dims shape, int64_t axis_size, uint32_t seed) {
+  HostArray array = HostArray::zeros(type, shape).value();
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> index(-axis_size, axis_size - 1);  // negatives count from the end
+  std::vector<double> values(static_cast<size_t>(array.element_count()));
+  for (double& v : values) v = static_cast<double>(index(rng));
+  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
+  return array;
+}
+
+// ---------------------------------------------------------------- host-only: planning
+
+StridedCopy dense_transpose_2d(int64_t rows, int64_t cols) {
+  StridedCopy c;
+  c.rank = 2;
+  c.shape[0] = cols;  // output [cols, rows] of input [rows, cols]
+  c.shape[1] = rows;
+  c.in_stride[0] = 1;
+  c.in_stride[1] = cols;
+  c.out_stride[0] = rows;
+  c.out_stride[1] = 1;
+  return c;
+}
+
+alignas(16) const unsigned char kAligned[64] = {};
+
+TEST(CopyPlan, ALastTwoDimsSwapIsTiled) {
+  const CopyPlan plan = plan_strided_copy(dense_transpose_2d(1024, 512), 2, kAligned, kAligned);
+  EXPECT_EQ(plan.count, 1024 * 512);
+  EXPECT_EQ(plan.word_size, 2u);  // not contiguous on both sides: no wider words
+  ASSERT_TRUE(tiled_copy_applies(plan));
+  EXPECT_EQ(plan.copy.out_stride[plan.tile_out], 1);
+  EXPECT_EQ(plan.copy.in_stride[plan.tile_in], 1);
+  EXPECT_TRUE(plan.fits_int32);
+}
+
+TEST(CopyPlan, AContiguousCopyIsOneRunOfSixteenByteWords) {
+  StridedCopy c;  // [4, 6, 8] fp32 copied as is, with a size-1 dim in between
+  c.rank = 4;
+  const int64_t shape[] = {4, 1, 6, 8}, strides[] = {48, 48, 8, 1};
+  for (int d = 0; d < 4; ++d) {
+    c.shape[d] = shape[d];
+    c.in_stride[d] = c.out_stride[d] = strides[d];
+  }
+  const CopyPlan plan = plan_strided_copy(c, 4, kAligned, kAligned);
+  EXPECT_EQ(plan.copy.rank, 1);
+  EXPECT_EQ(plan.word_size, 16u);
+  EXPECT_EQ(plan.count, 4 * 6 * 8 / 4);
+  EXPECT_FALSE(tiled_copy_applies(plan));
+}
+
+TEST(CopyPlan, AConcatSlabIsTwoDimensionalAndWidensOnlyWhenAligned) {
+  StridedCopy c;  // input [2, 3, 8] fp16 into output [2, 12, 8] at axis-1 offset 5
+  c.rank = 3;
+  const int64_t shape[] = {2, 3, 8}, in[] = {24, 8, 1}, out[] = {96, 8, 1};
+  for (int d = 0; d < 3; ++d) {
+    c.shape[d] = shape[d];
+    c.in_stride[d] = in[d];
+    c.out_stride[d] = out[d];
+  }
+  c.out_offset = 5 * 8;
+  const CopyPlan plan = plan_strided_copy(c, 2, kAligned, kAligned);
+  ASSERT_EQ(plan.copy.rank, 2);
+  EXPECT_EQ(plan.word_size, 16u);
+  EXPECT_EQ(plan.copy.shape[1], 24 * 2 / 16);
+  EXPECT_EQ(plan.copy.out_offset, 5 * 8 * 2 / 16);
+
+  const CopyPlan misaligned = plan_strided_copy(c, 2, kAligned + 2, kAligned);
+  EXPECT_EQ(misaligned.word_size, 2u);
+  EXPECT_EQ(misaligned.count, 2 * 3 * 8);
+}
+
+TEST(CopyPlan, NegativeStridesAreKeptAndNeverWidened) {
+  StridedCopy c;  // reversed rows of [4, 8] fp32
+  c.rank = 2;
+  c.shape[0] = 4;
+  c.shape[1] = 8;
+  c.in_stride[0] = -8;
+  c.in_stride[1] = 1;
+  c.out_stride[0] = 8;
+  c.out_stride[1] = 1;
+  c.in_offset = 24;
+  CopyPlan plan = plan_strided_copy(c, 4, kAligned, kAligned);
+  ASSERT_EQ(plan.copy.rank, 2);
+  EXPECT_EQ(plan.copy.in_stride[0], -2);  // rows of two 16-byte words, walked backwards
+  EXPECT_EQ(plan.word_size, 16u);
+  c.in_stride[1] = -1;  // reversed columns too: nothing contiguous
+  c.in_offset = 31;
+  plan = plan_strided_copy(c, 4, kAligned, kAligned);
+  EXPECT_EQ(plan.word_size, 4u);
+  EXPECT_EQ(plan.copy.in_stride[1], -1);
+}
+
+TEST(CopyPlan, AnEmptyDimMeansNothingToCopy) {
+  StridedCopy c = dense_transpose_2d(0, 7);
+  EXPECT_EQ(plan_strided_copy(c, 4, kAligned, kAligned).count, 0);
+}
+
+// ---------------------------------------------------------------- steps of one-layer networks
+
+// The last node of `net` as a step with concrete shapes (the networks here are static).
+struct OneLayer {
+  Network net;
+  std::vector<const TensorDesc*> inputs;
+  std::vector<TensorDesc> outputs;
+
+  explicit OneLayer(Network n) : net(std::move(n)) {
+    const Node& node = net.node(net.num_nodes() - 1);
+    for (Tensor t : node.inputs) inputs.push_back(&net.tensor(t).desc);
+    for (Tensor t : node.outputs) outputs.push_back(net.tensor(t).desc);
+  }
+  const Node& node() const { return net.node(net.num_nodes() - 1); }
+  StepInstance step(Layout layout = Layout::kLinear) const {
+    return StepInstance{NodeInstance{node(), inputs, outputs}, std::vector<Layout>(inputs.size(), layout),
+                        std::vector<Layout>(outputs.size(), layout), PointwiseProgram{}, outputs};
+  }
+};
+
+Network transpose_net(DataType type, Dims shape, std::vector<int64_t> perm) {
+  Network n;
+  n.mark_output(n.transpose(n.add_input("x", type, shape), TransposeAttributes().set_perm(perm)), "y");
+  return n;
+}
+
+Network pooling_net(DataType type, Dims shape, const PoolingAttributes& attrs) {
+  Network n;
+  n.mark_output(n.pooling(n.add_input("x", type, shape), attrs), "y");
+  return n;
+}
+
+const TacticFamily& family(const std::string& name) {
+  const TacticFamily* f = tactic_families().find(name);
+  EXPECT_NE(f, nullptr) << name << " is not registered";
+  return *f;
+}
+
+std::vector<std::string> candidate_names(const TacticFamily& f, const StepInstance& step) {
+  std::vector<std::string> names;
+  auto candidates = f.candidates(step, RunContext{}, 8);
+  EXPECT_TRUE(candidates.is_ok()) << candidates.status().message();
+  if (candidates.is_ok())
+    for (const auto& c : *candidates) names.push_back(c->name());
+  return names;
+}
+
+TEST(DataMovementFamilies, EveryLayerKindHasItsFamily) {
+  const std::pair<OpKind, const char*> expected[] = {
+      {OpKind::kReshape, "kernel.reshape"}, {OpKind::kTranspose, "kernel.transpose"}, {OpKind::kConcat, "kernel.concat"},
+      {OpKind::kSlice, "kernel.slice"},     {OpKind::kPad, "kernel.pad"},             {OpKind::kGather, "kernel.gather"},
+      {OpKind::kTopK, "kernel.top_k"},      {OpKind::kResize, "kernel.resize"},       {OpKind::kGridSample, "kernel.grid_sample"},
+      {OpKind::kPooling, "kernel.pooling"}};
+  for (const auto& [kind, name] : expected) {
+    bool found = false;
+    for (const auto& f : tactic_families().for_kind(kind)) found |= f->name() == name;
+    EXPECT_TRUE(found) << name << " for " << op_kind_name(kind);
+  }
+}
+
+TEST(DataMovementFamilies, TransposeOffersTiledAndStridedForASwapAndReplaysEach) {
+  const OneLayer layer(transpose_net(DataType::kFloat16, {8, 64, 32}, {0, 2, 1}));
+  const StepInstance step = layer.step();
+  const TacticFamily& f = family("kernel.transpose");
+  ASSERT_TRUE(f.can_implement(step, DeviceInfo{}).is_ok());
+  EXPECT_EQ(candidate_names(f, step), (std::vector<std::string>{"kernel.transpose#tiled", "kernel.transpose#strided"}));
+  auto replayed = f.replay(step, nlohmann::json{{"variant", "tiled"}});
+  ASSERT_TRUE(replayed.is_ok()) << replayed.status().message();
+  EXPECT_EQ((*replayed)->name(), "kernel.transpose#tiled");
+  EXPECT_EQ((*replayed)->choice(), (nlohmann::json{{"variant", "tiled"}}));
+  EXPECT_FALSE(f.replay(step, nlohmann::json{{"variant", "diagonal"}}).is_ok());
+}
+
+TEST(DataMovementFamilies, ATransposeKeepingTheInnerDimIsOnlyStrided) {
+  const OneLayer layer(transpose_net(DataType::kInt8, {4, 5, 6}, {1, 0, 2}));
+  EXPECT_EQ(candidate_names(family("kernel.transpose"), layer.step()),
+            (std::vector<std::string>{"kernel.transpose#strided"}));
+}
+
+TEST(DataMovementFamilies, OnlyPoolingTakesNhwc) {
+  const OneLayer transpose(transpose_net(DataType::kFloat16, {2, 3, 4, 5}, {0, 1, 3, 2}));
+  const Status refused = family("kernel.transpose").can_implement(transpose.step(Layout::kNhwc), DeviceInfo{});
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.message().find("layout nhwc"), std::string::npos) << refused.message();
+
+  const OneLayer pool(pooling_net(DataType::kFloat16, {2, 8, 9, 9},
+                                  PoolingAttributes().set_window({3, 3}).set_stride({2, 2}).set_padding({1, 1})));
+  EXPECT_TRUE(family("kernel.pooling").can_implement(pool.step(Layout::kNhwc), DeviceInfo{}).is_ok());
+}
+
+TEST(DataMovementFamilies, LargePoolingWindowsAlsoOfferAWarpPerOutput) {
+  const OneLayer global(pooling_net(DataType::kFloat32, {2, 4, 16, 16},
+                                    PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)));
+  EXPECT_EQ(candidate_names(family("kernel.pooling"), global.step()),
+            (std::vector<std::string>{"kernel.pooling#warp", "kernel.pooling#thread"}));
+  const OneLayer small(pooling_net(DataType::kFloat32, {2, 4, 16, 16}, PoolingAttributes().set_window({3, 3})));
+  EXPECT_EQ(candidate_names(family("kernel.pooling"), small.step()), (std::vector<std::string>{"kernel.pooling"
+                                                                                               "#thread"}));
+}
+
+TEST(DataMovementFamilies, AFusedEpilogueIsRefusedWithTheLayerName) {
+  Network n;
+  Tensor y = n.pad(n.add_input("x", DataType::kFloat32, {2, 3}), PadAttributes().set_pre({1}).set_post({1}).set_name("padder"));
+  n.mark_output(y, "y");
+  const OneLayer layer(std::move(n));
+  StepInstance step = layer.step();
+  step.program.inputs.push_back(layer.outputs[0]);
+  step.program.instrs.push_back(PointwiseInstr{PointwiseCode::kRelu, 0});
+  const Status refused = family("kernel.pad").can_implement(step, DeviceInfo{});
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.message().find("layer 'padder'"), std::string::npos) << refused.message();
+}
+
+// ---------------------------------------------------------------- on the GPU
+
+class OnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    const cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0)
+      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
+    CUDA_OK(cudaStreamCreate(&stream_));
+    cudaDeviceProp p{};
+    CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    device_.cc_major = p.major;
+    device_.cc_minor = p.minor;
+    device_.sm_count = p.multiProcessorCount;
+    device_.l2_bytes = static_cast<size_t>(p.l2CacheSize);
+    device_.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  struct DeviceMemory {
+    void* ptr = nullptr;
+    explicit DeviceMemory(size_t bytes) {
+      if (bytes) EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess);
+    }
+    ~DeviceMemory() { cudaFree(ptr); }
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+  };
+
+  // A device copy of `host` in `layout` (made with launch_reformat for nhwc).
+  std::unique_ptr<DeviceMemory> upload(const HostArray& host, Layout layout) {
+    auto linear = std::make_unique<DeviceMemory>(host.byte_size());
+    EXPECT_EQ(cudaMemcpy(linear->ptr, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
+    if (layout == Layout::kLinear) return linear;
+    auto laid_out = std::make_unique<DeviceMemory>(host.byte_size());
+    const Status s = launch_reformat({host.dtype(), host.shape(), Layout::kLinear, linear->ptr},
+                                     {host.dtype(), host.shape(), layout, laid_out->ptr}, stream_);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    return laid_out;
+  }
+
+  // The linear host copy of a device tensor.
+  HostArray download(const DeviceTensor& t) {
+    HostArray host = HostArray::zeros(t.dtype, t.shape).value();
+    DeviceMemory linear(host.byte_size());
+    const void* src = t.data;
+    if (t.layout != Layout::kLinear) {
+      const Status s = launch_reformat(t, {t.dtype, t.shape, Layout::kLinear, linear.ptr}, stream_);
+      EXPECT_TRUE(s.is_ok()) << s.message();
+      src = linear.ptr;
+    }
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(host.data(), src, host.byte_size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+
+  // fp32 results within rel L2 1e-6 of the reference; narrower types within their precision.
+  static double rel_l2_bound(DataType type) {
+    return type == DataType::kFloat16 ? 2e-3 : type == DataType::kBFloat16 ? 1e-2 : 1e-6;
+  }
+
+  static void expect_matches(const std::string& what, const HostArray& got, const HostArray& want, bool exact) {
+    ASSERT_EQ(got.dtype(), want.dtype()) << what;
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    if (exact) {
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.byte_size()), 0) << what << ": not bit-identical";
+      return;
+    }
+    auto cmp = compare_outputs(got.view(), want.view());
+    ASSERT_TRUE(cmp.is_ok()) << what << ": " << cmp.status().message();
+    EXPECT_EQ(cmp->candidate_non_finite.total(), cmp->reference_non_finite.total()) << what << ": unwritten or NaN outputs";
+    EXPECT_LE(cmp->rel_l2_error, rel_l2_bound(got.dtype())) << what << " (max abs error " << cmp->max_abs_error << ")";
+    EXPECT_GT(cmp->l2_reference, 0.0) << what << ": the reference is all zeros, the test proves nothing";
+  }
+
+  // Runs every candidate of `family_name` for the network's last layer, on poisoned outputs,
+  // with tensors in `layout`, and compares each with the CPU backend.
+  void check_every_candidate(const std::string& family_name, Network net, const NamedArrays& inputs, bool exact,
+                             Layout layout = Layout::kLinear) {
+    auto cpu = create_backend("cpu");
+    ASSERT_TRUE(cpu.is_ok());
+    auto expected = (*cpu)->execute(net, views_of(inputs));
+    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+
+    const OneLayer layer(std::move(net));
+    const StepInstance step = layer.step(layout);
+    const TacticFamily& f = family(family_name);
+    const Status can = f.can_implement(step, device_);
+    ASSERT_TRUE(can.is_ok()) << can.message();
+    const RunContext ctx{stream_, nullptr, nullptr, &device_};
+    auto candidates = f.candidates(step, ctx, 8);
+    ASSERT_TRUE(candidates.is_ok()) << candidates.status().message();
+    ASSERT_FALSE(candidates->empty());
+
+    std::vector<std::unique_ptr<DeviceMemory>> in_memory;
+    StepBuffers buffers;
+    for (Tensor t : layer.node().inputs) {
+      const TensorInfo& info = layer.net.tensor(t);
+      const HostArray& host = inputs.at(info.name);
+      in_memory.push_back(upload(host, layout));
+      buffers.inputs.push_back({host.dtype(), host.shape(), layout, in_memory.back()->ptr});
+    }
+    for (auto& tactic : *candidates) {
+      SCOPED_TRACE(tactic->name());
+      std::vector<std::unique_ptr<DeviceMemory>> out_memory;
+      buffers.outputs.clear();
+      for (const TensorDesc& d : layer.outputs) {
+        const size_t bytes = static_cast<size_t>(d.shape.element_count().value()) * data_type_size(d.dtype);
+        out_memory.push_back(std::make_unique<DeviceMemory>(bytes));
+        CUDA_OK(cudaMemset(out_memory.back()->ptr, 0xFF, bytes));  // NaN / -1: never a correct output here
+        buffers.outputs.push_back({d.dtype, d.shape, layout, out_memory.back()->ptr});
+      }
+      DeviceMemory workspace(tactic->workspace_size(step));
+      buffers.workspace = workspace.ptr;
+      buffers.workspace_bytes = tactic->workspace_size(step);
+      const Status init = tactic->initialize(step, ctx);
+      ASSERT_TRUE(init.is_ok()) << init.message();
+      const Status ran = tactic->run(step, buffers, ctx);
+      ASSERT_TRUE(ran.is_ok()) << ran.message();
+      CUDA_OK(cudaStreamSynchronize(stream_));
+      for (size_t o = 0; o < layer.outputs.size(); ++o) {
+        const std::string& name = layer.net.tensor(layer.node().outputs[o]).name;
+        expect_matches(tactic->name() + " output '" + name + "'", download(buffers.outputs[o]), expected->at(name), exact);
+      }
+    }
+  }
+
+  // Runs `net` through create_backend("cuda") and compares every output with the CPU backend.
+  void check_backend(const Network& net, const NamedArrays& inputs, bool exact) {
+    auto cpu = create_backend("cpu");
+    auto gpu = create_backend("cuda");
+    ASSERT_TRUE(cpu.is_ok());
+    ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
+    auto want = (*cpu)->execute(net, views_of(inputs));
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    auto got = (*gpu)->execute(net, views_of(inputs));
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    for (const auto& [name, array] : *want) {
+      ASSERT_TRUE(got->count(name)) << name;
+      expect_matches("cuda backend output '" + name + "'", got->at(name), array, exact);
+    }
+  }
+
+  cudaStream_t stream_ = nullptr;
+  DeviceInfo device_;
+};
+
+NamedArrays one_input(const std::string& name, HostArray array) {
+  NamedArrays inputs;
+  inputs[name] = std::move(array);
+  return inputs;
+}
+
+// ---- reformat
+
+class Reformat : public OnGpu {};
+
+TEST_F(Reformat, LinearToNhwcAndBackIsBitExactAndReallyChannelsLast) {
+  for (DataType type : {DataType::kFloat16, DataType::kFloat32}) {
+    SCOPED_TRACE(std::string(data_type_name(type)));
+    const Dims shape{2, 19, 13, 21};
+    const HostArray x = random_array(type, shape, 7);
+    const size_t e = data_type_size(type);
+    auto nhwc = upload(x, Layout::kNhwc);
+    // The channels-last buffer holds x[n, c, h, w] at ((n*H + h)*W + w)*C + c.
+    HostArray raw = HostArray::zeros(type, shape).value();
+    CUDA_OK(cudaMemcpy(raw.data(), nhwc->ptr, raw.byte_size(), cudaMemcpyDeviceToHost));
+    const int64_t C = 19, H = 13, W = 21;
+    int mismatches = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t w = 0; w < W; ++w) {
+            const int64_t linear = ((n * C + c) * H + h) * W + w, channels_last = ((n * H + h) * W + w) * C + c;
+            mismatches += std::memcmp(static_cast<const char*>(x.data()) + linear * e,
+                                      static_cast<const char*>(raw.data()) + channels_last * e, e) != 0;
+          }
+    EXPECT_EQ(mismatches, 0);
+    const HostArray back = download({type, shape, Layout::kNhwc, nhwc->ptr});
+    expect_matches("round trip", back, x, /*exact=*/true);
+  }
+}
+
+TEST_F(Reformat, MismatchedShapesAreRefused) {
+  const Status s = launch_reformat({DataType::kFloat32, {1, 2, 3, 4}, Layout::kLinear, nullptr},
+                                   {DataType::kFloat32, {1, 2, 4, 3}, Layout::kNhwc, nullptr}, stream_);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
+// ---- shuffle, concat, slice, pad, gather
+
+class DataMovementKernels : public OnGpu {};
+
+TEST_F(DataMovementKernels, Reshape) {
+  Network n;
+  n.mark_output(n.reshape(n.add_input("x", DataType::kBFloat16, {6, 35}), ReshapeAttributes().set_shape({5, -1, 3})), "y");
+  check_every_candidate("kernel.reshape", std::move(n), one_input("x", random_array(DataType::kBFloat16, {6, 35}, 1)), true);
+}
+
+TEST_F(DataMovementKernels, TransposeOf1024x1024Fp16) {
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat16, {1024, 1024}, {1, 0}),
+                        one_input("x", random_array(DataType::kFloat16, {1024, 1024}, 2)), true);
+}
+
+TEST_F(DataMovementKernels, TransposeOfOtherRanksAndTypes) {
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat32, {2, 3, 33, 65}, {0, 2, 3, 1}),
+                        one_input("x", random_array(DataType::kFloat32, {2, 3, 33, 65}, 3)), true);
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kInt8, {4, 37, 41}, {2, 0, 1}),
+                        one_input("x", random_array(DataType::kInt8, {4, 37, 41}, 4)), true);
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kInt64, {3, 70, 40}, {1, 0, 2}),
+                        one_input("x", random_array(DataType::kInt64, {3, 70, 40}, 5)), true);
+}
+
+TEST_F(DataMovementKernels, ConcatOfThreeOnAnInnerAxis) {
+  for (auto [type, axis] : {std::pair{DataType::kFloat32, int64_t{1}}, std::pair{DataType::kBFloat16, int64_t{-1}}}) {
+    Network n;
+    NamedArrays inputs;
+    std::vector<Tensor> parts;
+    const std::vector<Dims> shapes = axis == 1 ? std::vector<Dims>{{2, 5, 7}, {2, 3, 7}, {2, 8, 7}}
+                                               : std::vector<Dims>{{4, 3, 8}, {4, 3, 16}, {4, 3, 8}};
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const std::string name = "x" + std::to_string(i);
+      parts.push_back(n.add_input(name, type, shapes[i]));
+      inputs[name] = random_array(type, shapes[i], 10 + static_cast<uint32_t>(i));
+    }
+    n.mark_output(n.concat(parts, ConcatAttributes().set_axis(axis)), "y");
+    check_every_candidate("kernel.concat", std::move(n), inputs, true);
+  }
+}
+
+TEST_F(DataMovementKernels, SliceWithNegativeStrides) {
+  Network a;
+  a.mark_output(a.slice(a.add_input("x", DataType::kFloat32, {64, 80}),
+                        SliceAttributes().set_start({63, 79}).set_size({32, 40}).set_stride({-2, -2})),
+                "y");
+  check_every_candidate("kernel.slice", std::move(a), one_input("x", random_array(DataType::kFloat32, {64, 80}, 20)), true);
+  Network b;
+  b.mark_output(b.slice(b.add_input("x", DataType::kUInt8, {5, 6, 7}),
+                        SliceAttributes().set_start({4, 0, 6}).set_size({5, 3, 7}).set_stride({-1, 2, -1})),
+                "y");
+  check_every_candidate("kernel.slice", std::move(b), one_input("x", random_array(DataType::kUInt8, {5, 6, 7}, 21)), true);
+}
+
+TEST_F(DataMovementKernels, PadInEveryMode) {
+  for (PadMode mode : {PadMode::kConstant, PadMode::kReflect, PadMode::kReplicate, PadMode::kCircular}) {
+    SCOPED_TRACE(std::string(enum_name(mode)));
+    Network n;
+    n.mark_output(n.pad(n.add_input("x", DataType::kFloat16, {2, 3, 9, 10}),
+                        PadAttributes().set_pre({2, 3}).set_post({1, 3}).set_mode(mode).set_value(1.5)),
+                  "y");
+    check_every_candidate("kernel.pad", std::move(n), one_input("x", random_array(DataType::kFloat16, {2, 3, 9, 10}, 30)),
+                          true);
+  }
+  Network n;
+  n.mark_output(n.pad(n.add_input("x", DataType::kInt32, {4, 5, 6}), PadAttributes().set_pre({1, 0, 2}).set_post({0, 3, 1}).set_value(-7)),
+                "y");
+  check_every_candidate("kernel.pad", std::move(n), one_input("x", random_array(DataType::kInt32, {4, 5, 6}, 31)), true);
+}
+
+TEST_F(DataMovementKernels, GatherWithNegativeIndices) {
+  Network a;
+  a.mark_output(a.gather(a.add_input("x", DataType::kFloat32, {6, 50, 16}), a.add_input("i", DataType::kInt64, {3, 4}),
+                         GatherAttributes().set_axis(1)),
+                "y");
+  NamedArrays in_a;
+  in_a["x"] = random_array(DataType::kFloat32, {6, 50, 16}, 40);
+  in_a["i"] = index_array(DataType::kInt64, {3, 4}, 50, 41);
+  check_every_candidate("kernel.gather", std::move(a), in_a, true);
+
+  Network b;  // an embedding lookup, fp16 rows of 64, int32 ids
+  b.mark_output(b.gather(b.add_input("table", DataType::kFloat16, {1000, 64}), b.add_input("ids", DataType::kInt32, {8, 16})),
+                "y");
+  NamedArrays in_b;
+  in_b["table"] = random_array(DataType::kFloat16, {1000, 64}, 42);
+  in_b["ids"] = index_array(DataType::kInt32, {8, 16}, 1000, 43);
+  check_every_candidate("kernel.gather", std::move(b), in_b, true);
+}
+
+// ---- top-k
+
+class TopKKernel : public OnGpu {
+ protected:
+  void check(DataType type, Dims shape, int64_t k, int64_t axis, bool largest, Fill fill, uint32_t seed) {
+    SCOPED_TRACE(fmt::format("{}{} k {} axis {} largest {}", data_type_name(type), shape.to_string(), k, axis, largest));
+    Network n;
+    TopKOutputs t = n.top_k(n.add_input("x", type, shape), TopKAttributes().set_k(k).set_axis(axis).set_largest(largest));
+    n.mark_output(t.values, "values");
+    n.mark_output(t.indices, "indices");
+    check_every_candidate("kernel.top_k", std::move(n), one_input("x", random_array(type, shape, seed, fill)), true);
+  }
+};
+
+TEST_F(TopKKernel, TiesKeepTheLowerIndexFirst) {
+  check(DataType::kFloat32, {16, 1000}, 10, -1, true, Fill::kSmallIntegers, 50);
+  check(DataType::kFloat32, {50, 12}, 50, 0, false, Fill::kSmallIntegers, 51);  // k = the whole axis
+  check(DataType::kBFloat16, {3, 7, 33}, 5, 1, true, Fill::kSmallIntegers, 52);
+}
+
+TEST_F(TopKKernel, IntegerInputs) {
+  check(DataType::kInt64, {4, 3000}, 17, 1, true, Fill::kMixed, 53);
+  check(DataType::kInt32, {4, 3000}, 17, 1, false, Fill::kMixed, 54);
+}
+
+TEST_F(TopKKernel, LinesTooLongForSharedMemorySortInTheWorkspace) {
+  check(DataType::kFloat32, {3, 20000}, 100, 1, true, Fill::kMixed, 55);
+  check(DataType::kFloat16, {3, 20000}, 7, 1, false, Fill::kSmallIntegers, 56);
+}
+
+// ---- resize, grid sample, pooling
+
+class SamplingKernels : public OnGpu {};
+
+TEST_F(SamplingKernels, ResizeInEveryModeAndCoordinateMapping) {
+  for (ResizeMode mode : {ResizeMode::kNearest, ResizeMode::kLinear})
+    for (ResizeCoordinates co : {ResizeCoordinates::kAsymmetric, ResizeCoordinates::kHalfPixel, ResizeCoordinates::kAlignCorners}) {
+      SCOPED_TRACE(fmt::format("{} {}", enum_name(mode), enum_name(co)));
+      Network n;
+      n.mark_output(n.resize(n.add_input("x", DataType::kFloat32, {2, 3, 5, 4}),
+                             ResizeAttributes().set_mode(mode).set_coordinates(co).set_output_size({8, 9})),
+                    "y");
+      check_every_candidate("kernel.resize", std::move(n), one_input("x", random_array(DataType::kFloat32, {2, 3, 5, 4}, 60)),
+                            false);
+    }
+}
+
+TEST_F(SamplingKernels, ResizeByScalesIn1dAnd3dAndHalfPrecision) {
+  Network a;
+  a.mark_output(a.resize(a.add_input("x", DataType::kFloat32, {2, 3, 10}),
+                         ResizeAttributes().set_mode(ResizeMode::kNearest).set_scales({1.7})),
+                "y");
+  check_every_candidate("kernel.resize", std::move(a), one_input("x", random_array(DataType::kFloat32, {2, 3, 10}, 61)), false);
+  Network b;
+  b.mark_output(b.resize(b.add_input("x", DataType::kFloat32, {1, 2, 4, 5, 6}),
+                         ResizeAttributes().set_mode(ResizeMode::kLinear).set_coordinates(ResizeCoordinates::kAlignCorners)
+                             .set_output_size({7, 3, 9})),
+                "y");
+  check_every_candidate("kernel.resize", std::move(b), one_input("x", random_array(DataType::kFloat32, {1, 2, 4, 5, 6}, 62)), false);
+  Network c;
+  c.mark_output(c.resize(c.add_input("x", DataType::kFloat16, {2, 8, 32, 32}),
+                         ResizeAttributes().set_mode(ResizeMode::kLinear).set_coordinates(ResizeCoordinates::kHalfPixel)
+                             .set_scales({2.0, 2.0})),
+                "y");
+  check_every_candidate("kernel.resize", std::move(c), one_input("x", random_array(DataType::kFloat16, {2, 8, 32, 32}, 63)), false);
+}
+
+TEST_F(SamplingKernels, GridSampleInEveryMode) {
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16})
+    for (GridSampleMode mode : {GridSampleMode::kBilinear, GridSampleMode::kNearest})
+      for (GridSamplePadding padding : {GridSamplePadding::kZeros, GridSamplePadding::kBorder})
+        for (bool align : {false, true}) {
+          SCOPED_TRACE(fmt::format("{} {} {} align {}", data_type_name(type), enum_name(mode), enum_name(padding), align));
+          Network n;
+          n.mark_output(n.grid_sample(n.add_input("x", type, {2, 3, 16, 17}), n.add_input("g", type, {2, 9, 11, 2}),
+                                      GridSampleAttributes().set_mode(mode).set_padding(padding).set_align_corners(align)),
+                        "y");
+          NamedArrays inputs;
+          inputs["x"] = random_array(type, {2, 3, 16, 17}, 70);
+          inputs["g"] = random_array(type, {2, 9, 11, 2}, 71, Fill::kGrid);
+          check_every_candidate("kernel.grid_sample", std::move(n), inputs, false);
+        }
+}
+
+TEST_F(SamplingKernels, PoolingWindowsPaddingAndCeilMode) {
+  for (PoolingKind kind : {PoolingKind::kMax, PoolingKind::kAverage})
+    for (bool ceil_mode : {false, true})
+      for (bool include_pad : {false, true}) {
+        SCOPED_TRACE(fmt::format("{} ceil {} include_pad {}", enum_name(kind), ceil_mode, include_pad));
+        check_every_candidate("kernel.pooling",
+                              pooling_net(DataType::kFloat32, {2, 3, 17, 18},
+                                          PoolingAttributes().set_kind(kind).set_window({3, 3}).set_stride({2, 2})
+                                              .set_padding({1, 1}).set_ceil_mode(ceil_mode).set_count_include_pad(include_pad)),
+                              one_input("x", random_array(DataType::kFloat32, {2, 3, 17, 18}, 80)), false);
+      }
+}
+
+TEST_F(SamplingKernels, Pooling1dAnd3dAndGlobal) {
+  check_every_candidate("kernel.pooling",
+                        pooling_net(DataType::kFloat16, {2, 3, 11}, PoolingAttributes().set_window({4}).set_stride({3})),
+                        one_input("x", random_array(DataType::kFloat16, {2, 3, 11}, 81)), false);
+  check_every_candidate("kernel.pooling",
+                        pooling_net(DataType::kFloat32, {1, 2, 9, 10, 11},
+                                    PoolingAttributes().set_kind(PoolingKind::kAverage).set_window({3, 3, 3})
+                                        .set_stride({2, 2, 2}).set_padding({1, 1, 1}).set_ceil_mode(true)),
+                        one_input("x", random_array(DataType::kFloat32, {1, 2, 9, 10, 11}, 82)), false);
+  check_every_candidate("kernel.pooling",
+                        pooling_net(DataType::kFloat32, {2, 64, 56, 56}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)),
+                        one_input("x", random_array(DataType::kFloat32, {2, 64, 56, 56}, 83)), false);
+  check_every_candidate("kernel.pooling",
+                        pooling_net(DataType::kBFloat16, {2, 16, 12, 12}, PoolingAttributes().set_global(true)),
+                        one_input("x", random_array(DataType::kBFloat16, {2, 16, 12, 12}, 84)), false);
+}
+
+TEST_F(SamplingKernels, PoolingOnNhwcTensors) {
+  // ResNet's stem max-pool and its global average pool, channels-last in fp16.
+  check_every_candidate("kernel.pooling",
+                        pooling_net(DataType::kFloat16, {2, 64, 56, 56},
+                                    PoolingAttributes().set_window({3, 3}).set_stride({2, 2}).set_padding({1, 1})),
+                        one_input("x", random_array(DataType::kFloat16, {2, 64, 56, 56}, 85)), false, Layout::kNhwc);
+  check_every_candidate("kernel.pooling",
+                        pooling_net(DataType::kFloat16, {4, 256, 7, 7}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)),
+                        one_input("x", random_array(DataType::kFloat16, {4, 256, 7, 7}, 86)), false, Layout::kNhwc);
+  check_every_candidate("kernel.pooling",
+                        pooling_net(DataType::kFloat32, {2, 8, 20, 20}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)),
+                        one_input("x", random_array(DataType::kFloat32, {2, 8, 20, 20}, 87)), false, Layout::kNhwc);
+}
+
+// ---- whole networks through the cuda backend
+
+class CudaBackendDataMovement : public OnGpu {};
+
+TEST_F(CudaBackendDataMovement, Transpose1024x1024Fp16) {
+  check_backend(transpose_net(DataType::kFloat16, {1024, 1024}, {1, 0}),
+                one_input("x", random_array(DataType::kFloat16, {1024, 1024}, 90)), true);
+}
+
+TEST_F(CudaBackendDataMovement, ConcatOfThreeOnAxis1) {
+  Network n;
+  NamedArrays inputs;
+  std::vector<Tensor> parts;
+  const std::vector<Dims> shapes{{8, 96, 40, 40}, {8, 32, 40, 40}, {8, 64, 40, 40}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::string name = "x" + std::to_string(i);
+    parts.push_back(n.add_input(name, DataType::kFloat32, shapes[i]));
+    inputs[name] = random_array(DataType::kFloat32, shapes[i], 91 + static_cast<uint32_t>(i));
+  }
+  n.mark_output(n.concat(parts, ConcatAttributes().set_axis(1)), "y");
+  check_backend(n, inputs, true);
+}
+
+TEST_F(CudaBackendDataMovement, SliceWithNegativeStride) {
+  Network n;
+  n.mark_output(n.slice(n.add_input("x", DataType::kFloat16, {16, 512, 300}),
+                        SliceAttributes().set_start({15, 10, 299}).set_size({8, 250, 150}).set_stride({-2, 2, -2})),
+                "y");
+  check_backend(n, one_input("x", random_array(DataType::kFloat16, {16, 512, 300}, 95)), true);
+}
+
+}  // namespace
+}  // namespace tensoracle::backends::cuda
