@@ -1,0 +1,56 @@
+// Running a PointwiseProgram (pointwise_program.h) on device tensors: the kernel.pointwise
+// family uses it for fused chains, and any tactic may use it to apply a program whose input 0 is
+// a tensor it has already written (an epilogue its library could not fuse).
+//
+//   // initialize(): host work once per shape
+//   TO_ASSIGN_OR_RETURN(launch_, PointwiseLaunch::prepare(program, layouts, output_desc, Layout::kLinear));
+//   // run(): launch only
+//   const void* in[] = {anchor_output, bias};
+//   TO_RETURN_IF_ERROR(launch_.run(in, output, ctx.stream));
+//
+// The output may alias input 0 when both have the same shape and layout (each element is read
+// before it is written, by the same thread).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "backends/cuda/device_tensor.h"
+#include "backends/cuda/kernels/pointwise_kernel.h"
+
+namespace tensoracle::backends::cuda {
+
+class PointwiseLaunch {
+ public:
+  static constexpr int kDefaultThreads = 256;
+
+  // ok, or kUnsupported saying why the kernel cannot hold `program` (more than 16 inputs or 32
+  // instructions, malformed registers).
+  static Status check(const PointwiseProgram& program);
+
+  // The launch of `program` writing `output` (stored in `output_layout`), its inputs stored in
+  // `input_layouts` (one per program input; missing entries mean linear) and broadcast to the
+  // output's shape. The output's type must be the program's result type.
+  static Result<PointwiseLaunch> prepare(const PointwiseProgram& program, const std::vector<Layout>& input_layouts,
+                                         const TensorDesc& output, Layout output_layout,
+                                         int threads = kDefaultThreads);
+
+  // Launches on `stream`: `inputs` holds one device pointer per program input.
+  Status run(const void* const* inputs, void* output, cudaStream_t stream) const;
+
+  int num_inputs() const { return args_.num_inputs; }
+  bool computes_in_fp64() const { return args_.fp64; }
+  // The merged iteration rank (0 or 1: the flat path).
+  int merged_rank() const { return args_.rank; }
+
+ private:
+  PointwiseKernelArgs args_;
+  int threads_ = kDefaultThreads;
+};
+
+// prepare + run in one call, for callers outside the hot path (it does host work each time).
+Status launch_pointwise_program(const PointwiseProgram& program, const std::vector<DeviceTensor>& inputs,
+                                const DeviceTensor& output, cudaStream_t stream);
+
+}  // namespace tensoracle::backends::cuda
