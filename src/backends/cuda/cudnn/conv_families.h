@@ -1,0 +1,22 @@
+// The convolution tactic families (registered by add_cudnn_conv_families, in preference order):
+//
+// - "cudnn.conv" (kConvolution) and "cudnn.deconv" (kDeconvolution): cuDNN graphs
+//   (cudnn_conv_graph.h). Candidates are the engine configurations that build for the step,
+//   fused ones first (bias and epilogue inside the cuDNN graph), then plain ones followed by
+//   this family's epilogue kernel. Tactic "cudnn.conv#<i>", choice {"plan": i, "fused": bool,
+//   "engine": "<cuDNN engine tag>"}; replay rebuilds the graph for the step's shapes and takes
+//   the engine with that tag (the heuristics' first when the tag is not offered at these shapes).
+// - "kernel.conv_direct" (both kinds): a direct CUDA kernel (conv_kernels.h) for whatever cuDNN
+//   refuses, last in preference; the same epilogue rules.
+#pragma once
+
+#include <memory>
+
+#include "backends/cuda/cuda_tactic.h"
+
+namespace tensoracle::backends::cuda {
+
+std::shared_ptr<const TacticFamily> make_cudnn_conv_family(OpKind kind);  // kConvolution or kDeconvolution
+std::shared_ptr<const TacticFamily> make_direct_conv_family();  // both kinds
+
+}  // namespace tensoracle::backends::cuda

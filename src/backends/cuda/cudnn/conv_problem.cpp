@@ -1,0 +1,117 @@
+#include "backends/cuda/cudnn/conv_problem.h"
+
+#include "core/errors.h"
+#include "graph/attributes.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+bool conv_type(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16; }
+
+// A spatial attribute with its default for every dim (inference checked the lengths).
+std::vector<int64_t> spatial(const AttributeMap& attrs, const char* key, size_t n, int64_t fallback) {
+  std::vector<int64_t> v = graph::get_ints(attrs, key);
+  if (v.empty()) v.assign(n, fallback);
+  return v;
+}
+
+}  // namespace
+
+ConvElement conv_element(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat16: return ConvElement::kFloat16;
+    case DataType::kBFloat16: return ConvElement::kBFloat16;
+    default: return ConvElement::kFloat32;
+  }
+}
+
+std::array<int64_t, 5> canonical_strides(const Dims& shape, Layout layout) {
+  const std::vector<int64_t> own = element_strides(shape, layout);
+  std::array<int64_t, 5> out{0, 0, 0, 0, 0};
+  const size_t rank = shape.rank();
+  for (size_t d = 0; d < rank; ++d) {
+    const size_t to = d < 2 ? d : d + (5 - rank);  // spatial dims go to the end
+    out[to] = shape[d] == 1 ? 0 : own[d];
+  }
+  return out;
+}
+
+std::array<int64_t, 5> ConvProblem::x_strides() const { return canonical_strides(x_shape, x_layout); }
+std::array<int64_t, 5> ConvProblem::y_strides() const { return canonical_strides(y_shape, y_layout); }
+
+Result<ConvProblem> conv_problem(const StepInstance& step) {
+  const Node& node = step.anchor.node;
+  const std::string& name = node.name;
+  if (node.kind != OpKind::kConvolution && node.kind != OpKind::kDeconvolution)
+    return unsupported("layer '{}': {} is not a convolution", name, op_kind_name(node.kind));
+  const auto& ins = step.anchor.inputs;
+  if (ins.size() < 2 || !ins[0] || !ins[1] || step.anchor.outputs.empty())
+    return invalid_argument("layer '{}': a convolution needs an input and a weight", name);
+  ConvProblem p;
+  p.transposed = node.kind == OpKind::kDeconvolution;
+  p.dtype = ins[0]->dtype;
+  p.x_shape = ins[0]->shape;
+  p.w_shape = ins[1]->shape;
+  p.y_shape = step.anchor.outputs[0].shape;
+  p.has_bias = ins.size() > 2 && ins[2] != nullptr;
+  if (!conv_type(p.dtype))
+    return unsupported("layer '{}': {} convolutions are not supported (fp32, fp16 and bf16 are)", name,
+                       data_type_name(p.dtype));
+  for (size_t i = 1; i < ins.size(); ++i)
+    if (ins[i] && ins[i]->dtype != p.dtype)
+      return unsupported("layer '{}': input {} is {}, the data is {}", name, i, data_type_name(ins[i]->dtype),
+                         data_type_name(p.dtype));
+  if (step.anchor.outputs[0].dtype != p.dtype)
+    return unsupported("layer '{}': output type {} differs from the input's {}", name,
+                       data_type_name(step.anchor.outputs[0].dtype), data_type_name(p.dtype));
+  const size_t rank = p.x_shape.rank();
+  if (rank < 3 || rank > 5 || p.w_shape.rank() != rank || p.y_shape.rank() != rank)
+    return unsupported("layer '{}': input {} / weight {} / output {}: ranks 3 to 5 expected", name, p.x_shape.to_string(),
+                       p.w_shape.to_string(), p.y_shape.to_string());
+  if (!p.x_shape.is_static() || !p.w_shape.is_static() || !p.y_shape.is_static())
+    return invalid_argument("layer '{}': shapes must be concrete in a step", name);
+  for (const Dims* d : {&p.x_shape, &p.w_shape, &p.y_shape})
+    if (!d->element_count().is_ok())
+      return unsupported("layer '{}': shape {} overflows 64-bit indexing", name, d->to_string());
+
+  // Layouts: weight and bias linear; x and y linear or, at rank 4, nhwc.
+  const auto layout_at = [](const std::vector<Layout>& v, size_t i) { return i < v.size() ? v[i] : Layout::kLinear; };
+  p.x_layout = layout_at(step.input_layouts, 0);
+  p.y_layout = layout_at(step.output_layouts, 0);
+  for (size_t i = 1; i < ins.size(); ++i)
+    if (layout_at(step.input_layouts, i) != Layout::kLinear)
+      return unsupported("layer '{}': input {} must be linear, the step gives it {}", name, i,
+                         layout_name(layout_at(step.input_layouts, i)));
+  for (Layout l : {p.x_layout, p.y_layout})
+    if (l == Layout::kNhwc && rank != 4)
+      return unsupported("layer '{}': nhwc needs rank-4 tensors, the input is {}", name, p.x_shape.to_string());
+
+  const AttributeMap& attrs = node.attributes;
+  const size_t s = rank - 2, skip = 3 - s;
+  p.spatial_rank = static_cast<int>(s);
+  p.groups = graph::get_int(attrs, "groups", 1);
+  p.n = p.x_shape[0];
+  p.c = p.x_shape[1];
+  p.k = p.y_shape[1];
+  if (p.groups < 1 || p.c % p.groups != 0 || p.k % p.groups != 0)
+    return invalid_argument("layer '{}': channels {} -> {} do not split into {} groups", name, p.c, p.k, p.groups);
+  const auto stride = spatial(attrs, "stride", s, 1), dilation = spatial(attrs, "dilation", s, 1);
+  const auto pre = spatial(attrs, "pre_padding", s, 0), post = spatial(attrs, "post_padding", s, 0);
+  const auto outpad = p.transposed ? spatial(attrs, "output_padding", s, 0) : std::vector<int64_t>(s, 0);
+  for (const auto* v : {&stride, &dilation, &pre, &post, &outpad})
+    if (v->size() != s) return invalid_argument("layer '{}': spatial attributes must have {} entries", name, s);
+  for (size_t i = 0; i < s; ++i) {
+    p.in[skip + i] = p.x_shape[2 + i];
+    p.out[skip + i] = p.y_shape[2 + i];
+    p.kernel[skip + i] = p.w_shape[2 + i];
+    p.stride[skip + i] = stride[i];
+    p.dilation[skip + i] = dilation[i];
+    p.pre[skip + i] = pre[i];
+    p.post[skip + i] = post[i];
+    p.output_padding[skip + i] = outpad[i];
+  }
+  return p;
+}
+
+}  // namespace tensoracle::backends::cuda

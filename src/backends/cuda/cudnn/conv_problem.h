@@ -1,0 +1,44 @@
+// A convolution or deconvolution step as the convolution tactics see it: the geometry read once
+// from the anchor's shapes and attributes (exactly as the CPU reference reads them), the data
+// type and the memory layouts, with every limit checked. All three families start here.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "backends/cuda/cudnn/conv_kernels.h"
+#include "backends/cuda/step.h"
+
+namespace tensoracle::backends::cuda {
+
+struct ConvProblem {
+  bool transposed = false;  // kDeconvolution
+  DataType dtype = DataType::kFloat32;
+  int spatial_rank = 2;  // as the network has it: 1, 2 or 3
+  int64_t n = 0, c = 0, k = 0, groups = 1;  // c: channels of x, k: channels of y
+  // Spatial dims padded to 3 (depth, height, width) with leading size-1 dims.
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1}, pre{0, 0, 0}, post{0, 0, 0}, output_padding{0, 0, 0};
+  bool has_bias = false;
+  Layout x_layout = Layout::kLinear, y_layout = Layout::kLinear;
+  Dims x_shape, w_shape, y_shape;  // the network's shapes
+
+  int64_t output_elements() const { return n * k * out[0] * out[1] * out[2]; }
+  // Element strides over the canonical [N, C, D, H, W] (stride 0 on the padded dims).
+  std::array<int64_t, 5> x_strides() const;
+  std::array<int64_t, 5> y_strides() const;
+  std::array<int64_t, 5> y_shape5() const { return {n, k, out[0], out[1], out[2]}; }
+};
+
+// kUnsupported naming the layer for anything the convolution tactics cannot take: types other
+// than fp32/fp16/bf16, mixed types, layouts other than linear (nhwc for rank-4 x and y), a
+// non-linear weight or bias, shapes too large for int64 indexing.
+Result<ConvProblem> conv_problem(const StepInstance& step);
+
+// The canonical strides of `shape` (rank 3..5, [N, C, spatial...]) stored in `layout`, or of a
+// tensor broadcast to it (size-1 dims of a broadcast operand get stride 0).
+std::array<int64_t, 5> canonical_strides(const Dims& shape, Layout layout);
+
+ConvElement conv_element(DataType dtype);
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,276 @@
+#include "backends/cuda/cudnn/cudnn_conv_graph.h"
+
+#include <cudnn_frontend.h>
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include "backends/cuda/cudnn_check.h"
+#include "core/errors.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace fe = cudnn_frontend;
+
+namespace {
+
+// Tensor uids in the variant pack; epilogue operand i is kOperandUid + i.
+constexpr int64_t kXUid = 1, kWUid = 2, kBiasUid = 3, kYUid = 4, kOperandUid = 10;
+
+Status fe_status(fe::error_t error, const char* what) {
+  if (error.is_good()) return Status::ok();
+  const bool unsupported_graph = error.get_code() == fe::error_code_t::GRAPH_NOT_SUPPORTED ||
+                                 error.get_code() == fe::error_code_t::GRAPH_EXECUTION_PLAN_CREATION_FAILED;
+  return make_error(unsupported_graph ? StatusCode::kUnsupported : StatusCode::kCudaError, "cuDNN {}: {}", what,
+                    error.get_message());
+}
+
+fe::DataType_t fe_type(DataType t) {
+  switch (t) {
+    case DataType::kFloat16: return fe::DataType_t::HALF;
+    case DataType::kBFloat16: return fe::DataType_t::BFLOAT16;
+    default: return fe::DataType_t::FLOAT;
+  }
+}
+
+// cuDNN sees at least 2 spatial dims: a 1-D convolution is a 2-D one of height 1.
+size_t cudnn_spatial(const ConvProblem& p) { return std::max<size_t>(2, static_cast<size_t>(p.spatial_rank)); }
+
+std::vector<int64_t> tail(const std::array<int64_t, 3>& a, size_t n) { return {a.end() - n, a.end()}; }
+
+std::vector<int64_t> with_lead(int64_t a, int64_t b, const std::vector<int64_t>& rest) {
+  std::vector<int64_t> v{a, b};
+  v.insert(v.end(), rest.begin(), rest.end());
+  return v;
+}
+
+std::vector<int64_t> contiguous(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * std::max<int64_t>(dims[d], 1);
+  return s;
+}
+
+std::vector<int64_t> strides_in(const std::vector<int64_t>& dims, Layout layout) {
+  if (layout == Layout::kNhwc && dims.size() == 4) return element_strides(Dims(dims), Layout::kNhwc);
+  return contiguous(dims);
+}
+
+// The dgrad post-padding that makes the forward convolution of the deconvolution's output map
+// back onto its input: post' in [post - op, post - op + stride - 1], post' >= 0.
+Result<std::vector<int64_t>> dgrad_post_padding(const ConvProblem& p) {
+  const size_t n = cudnn_spatial(p);
+  std::vector<int64_t> post;
+  for (size_t i = 3 - n; i < 3; ++i) {
+    const int64_t base = p.post[i] - p.output_padding[i];
+    if (base >= 0) post.push_back(base);
+    else if (-base <= p.stride[i] - 1) post.push_back(0);
+    else
+      return unsupported("output_padding {} exceeds post padding {} by stride {} or more", p.output_padding[i], p.post[i],
+                         p.stride[i]);
+  }
+  return post;
+}
+
+fe::PointwiseMode_t pointwise_mode(EpilogueOpKind kind) {
+  switch (kind) {
+    case EpilogueOpKind::kAddTensor: return fe::PointwiseMode_t::ADD;
+    case EpilogueOpKind::kMulTensor: return fe::PointwiseMode_t::MUL;
+    case EpilogueOpKind::kRelu: return fe::PointwiseMode_t::RELU_FWD;
+    case EpilogueOpKind::kSigmoid: return fe::PointwiseMode_t::SIGMOID_FWD;
+    case EpilogueOpKind::kTanh: return fe::PointwiseMode_t::TANH_FWD;
+    case EpilogueOpKind::kGeluErf: return fe::PointwiseMode_t::GELU_FWD;  // cuDNN's exact (erf) GELU
+    case EpilogueOpKind::kGeluTanh: return fe::PointwiseMode_t::GELU_APPROX_TANH_FWD;
+    case EpilogueOpKind::kSilu: return fe::PointwiseMode_t::SWISH_FWD;  // x * sigmoid(beta x), beta 1
+  }
+  return fe::PointwiseMode_t::NOT_SET;
+}
+
+}  // namespace
+
+struct CudnnConvGraph::Impl {
+  std::shared_ptr<fe::graph::Graph> graph;
+  bool bias = false;                // the bias tensor is in the graph
+  std::vector<int> operand_extra;   // per epilogue operand uid: its StepBuffers::extra_inputs index
+};
+
+Status cudnn_conv_expressible(const ConvProblem& p) {
+  if (p.c == 0) return unsupported("a convolution over zero input channels");
+  if (p.transposed) return dgrad_post_padding(p).status();
+  return Status::ok();
+}
+
+CudnnConvGraph::~CudnnConvGraph() = default;
+
+Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build(const ConvProblem& p, const ConvEpilogue& epilogue,
+                                                              bool fused, cudnnContext* handle) {
+  TO_RETURN_IF_ERROR(cudnn_conv_expressible(p));
+  std::shared_ptr<CudnnConvGraph> out(new CudnnConvGraph());
+  out->fused_ = fused;
+  out->handle_ = handle;
+  out->impl_ = std::make_unique<Impl>();
+  Impl& impl = *out->impl_;
+  try {
+    const size_t ns = cudnn_spatial(p);
+    const fe::DataType_t io = fe_type(p.dtype);
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(io).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(fe::DataType_t::FLOAT);
+
+    const std::vector<int64_t> x_dims = with_lead(p.n, p.c, tail(p.in, ns));
+    const std::vector<int64_t> y_dims = with_lead(p.n, p.k, tail(p.out, ns));
+    const std::vector<int64_t> w_dims = p.transposed ? with_lead(p.c, p.k / p.groups, tail(p.kernel, ns))
+                                                     : with_lead(p.k, p.c / p.groups, tail(p.kernel, ns));
+    auto x = g->tensor(fe::graph::Tensor_attributes().set_name("x").set_dim(x_dims).set_stride(strides_in(x_dims, p.x_layout))
+                           .set_data_type(io).set_uid(kXUid));
+    auto w = g->tensor(fe::graph::Tensor_attributes().set_name("w").set_dim(w_dims).set_stride(contiguous(w_dims))
+                           .set_data_type(io).set_uid(kWUid));
+    std::shared_ptr<fe::graph::Tensor_attributes> y;
+    if (!p.transposed) {
+      y = g->conv_fprop(x, w,
+                        fe::graph::Conv_fprop_attributes()
+                            .set_name("conv")
+                            .set_pre_padding(tail(p.pre, ns))
+                            .set_post_padding(tail(p.post, ns))
+                            .set_stride(tail(p.stride, ns))
+                            .set_dilation(tail(p.dilation, ns))
+                            .set_compute_data_type(fe::DataType_t::FLOAT));
+    } else {
+      TO_ASSIGN_OR_RETURN(std::vector<int64_t> post, dgrad_post_padding(p));
+      y = g->conv_dgrad(x, w,
+                        fe::graph::Conv_dgrad_attributes()
+                            .set_name("deconv")
+                            .set_pre_padding(tail(p.pre, ns))
+                            .set_post_padding(post)
+                            .set_stride(tail(p.stride, ns))
+                            .set_dilation(tail(p.dilation, ns))
+                            .set_compute_data_type(fe::DataType_t::FLOAT));
+    }
+    y->set_dim(y_dims);
+
+    auto current = y;
+    const auto pointwise = [&](std::shared_ptr<fe::graph::Tensor_attributes> operand, EpilogueOpKind kind) {
+      auto attrs = fe::graph::Pointwise_attributes().set_mode(pointwise_mode(kind)).set_compute_data_type(fe::DataType_t::FLOAT);
+      if (kind == EpilogueOpKind::kSilu) attrs.set_swish_beta(1.0f);
+      current = operand ? g->pointwise(current, operand, attrs) : g->pointwise(current, attrs);
+      current->set_dim(y_dims);
+    };
+    if (fused && p.has_bias) {
+      std::vector<int64_t> b_dims(y_dims.size(), 1);
+      b_dims[1] = p.k;
+      auto b = g->tensor(fe::graph::Tensor_attributes().set_name("bias").set_dim(b_dims).set_stride(contiguous(b_dims))
+                             .set_data_type(io).set_uid(kBiasUid));
+      pointwise(b, EpilogueOpKind::kAddTensor);
+      impl.bias = true;
+    }
+    if (fused) {
+      for (size_t i = 0; i < epilogue.ops.size(); ++i) {
+        const ConvEpilogueOp& op = epilogue.ops[i];
+        std::shared_ptr<fe::graph::Tensor_attributes> operand;
+        if (op.extra >= 0) {
+          std::vector<int64_t> dims;
+          for (size_t d = 0; d < op.operand.rank(); ++d) dims.push_back(op.operand[d]);
+          if (p.spatial_rank == 1) dims.insert(dims.begin() + 2, 1);  // the added height
+          operand = g->tensor(fe::graph::Tensor_attributes()
+                                  .set_name("operand" + std::to_string(i))
+                                  .set_dim(dims)
+                                  .set_stride(contiguous(dims))
+                                  .set_data_type(io)
+                                  .set_uid(kOperandUid + static_cast<int64_t>(impl.operand_extra.size())));
+          impl.operand_extra.push_back(op.extra);
+        }
+        pointwise(operand, op.kind);
+      }
+    }
+    current->set_output(true).set_data_type(io).set_dim(y_dims).set_stride(strides_in(y_dims, p.y_layout)).set_uid(kYUid);
+
+    cudnnHandle_t h = handle;
+    TO_RETURN_IF_ERROR(fe_status(g->validate(), "graph validation"));
+    TO_RETURN_IF_ERROR(fe_status(g->build_operation_graph(h), "operation graph"));
+    TO_RETURN_IF_ERROR(fe_status(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "heuristics"));
+    std::vector<fe::NumericalNote_t> excluded{fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION};
+    if (p.dtype == DataType::kFloat32)
+      excluded.insert(excluded.end(), {fe::NumericalNote_t::TENSOR_CORE, fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
+                                       fe::NumericalNote_t::FFT, fe::NumericalNote_t::WINOGRAD,
+                                       fe::NumericalNote_t::WINOGRAD_TILE_4x4, fe::NumericalNote_t::WINOGRAD_TILE_6x6,
+                                       fe::NumericalNote_t::WINOGRAD_TILE_13x13});
+    g->deselect_numeric_notes(excluded);
+    g->deselect_workspace_greater_than(kMaxConvWorkspace);
+    impl.graph = std::move(g);
+  } catch (const std::exception& e) {
+    return make_error(StatusCode::kCudaError, "cuDNN graph construction threw: {}", e.what());
+  }
+  return out;
+}
+
+Result<std::vector<CudnnConvPlan>> CudnnConvGraph::plans(int limit) {
+  std::vector<CudnnConvPlan> out;
+  std::set<std::string> seen;
+  std::string last_error = "no engine configuration passed the filters";
+  try {
+    const int64_t count = impl_->graph->get_execution_plan_count();
+    for (int64_t i = 0; i < count && static_cast<int>(out.size()) < std::max(limit, 1); ++i) {
+      CudnnConvPlan plan;
+      plan.index = i;
+      if (impl_->graph->get_plan_name_at_index(i, plan.engine).is_bad() || seen.count(plan.engine)) continue;
+      fe::error_t built = impl_->graph->build_plan_at_index(i);
+      if (built.is_bad()) {
+        last_error = built.get_message();
+        continue;
+      }
+      if (impl_->graph->get_workspace_size_plan_at_index(i, plan.workspace).is_bad() || plan.workspace > kMaxConvWorkspace)
+        continue;
+      seen.insert(plan.engine);
+      out.push_back(std::move(plan));
+    }
+  } catch (const std::exception& e) {
+    return make_error(StatusCode::kCudaError, "cuDNN plan building threw: {}", e.what());
+  }
+  if (out.empty()) return unsupported("no cuDNN engine runs this {} graph: {}", fused_ ? "fused" : "plain", last_error);
+  return out;
+}
+
+Result<CudnnConvPlan> CudnnConvGraph::plan_for(const std::string& engine) {
+  try {
+    const int64_t count = impl_->graph->get_execution_plan_count();
+    for (int64_t i = 0; i < count && !engine.empty(); ++i) {
+      CudnnConvPlan plan;
+      plan.index = i;
+      if (impl_->graph->get_plan_name_at_index(i, plan.engine).is_bad() || plan.engine != engine) continue;
+      if (impl_->graph->build_plan_at_index(i).is_bad()) break;
+      if (impl_->graph->get_workspace_size_plan_at_index(i, plan.workspace).is_bad()) break;
+      return plan;
+    }
+  } catch (const std::exception& e) {
+    return make_error(StatusCode::kCudaError, "cuDNN plan building threw: {}", e.what());
+  }
+  TO_ASSIGN_OR_RETURN(std::vector<CudnnConvPlan> first, plans(1));
+  return first.front();
+}
+
+std::unordered_map<int64_t, void*> CudnnConvGraph::variant_pack() const {
+  std::unordered_map<int64_t, void*> pack{{kXUid, nullptr}, {kWUid, nullptr}, {kYUid, nullptr}};
+  if (impl_->bias) pack[kBiasUid] = nullptr;
+  for (size_t i = 0; i < impl_->operand_extra.size(); ++i) pack[kOperandUid + static_cast<int64_t>(i)] = nullptr;
+  return pack;
+}
+
+Status CudnnConvGraph::execute(const CudnnConvPlan& plan, const StepBuffers& buffers, std::unordered_map<int64_t, void*>& pack,
+                               cudnnContext* handle, cudaStream_t stream) const {
+  if (plan.workspace > 0 && (buffers.workspace == nullptr || buffers.workspace_bytes < static_cast<size_t>(plan.workspace)))
+    return make_error(StatusCode::kFailedPrecondition, "cuDNN engine {} needs {} bytes of workspace, {} given", plan.engine,
+                      plan.workspace, buffers.workspace_bytes);
+  pack[kXUid] = buffers.inputs.at(0).data;
+  pack[kWUid] = buffers.inputs.at(1).data;
+  pack[kYUid] = buffers.outputs.at(0).data;
+  if (impl_->bias) pack[kBiasUid] = buffers.inputs.at(2).data;
+  for (size_t i = 0; i < impl_->operand_extra.size(); ++i)
+    pack[kOperandUid + static_cast<int64_t>(i)] = buffers.extra_inputs.at(static_cast<size_t>(impl_->operand_extra[i])).data;
+  TO_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle, stream));
+  try {
+    return fe_status(impl_->graph->execute_plan_at_index(handle, pack, buffers.workspace, plan.index), "execute");
+  } catch (const std::exception& e) {
+    return make_error(StatusCode::kCudaError, "cuDNN execute threw: {}", e.what());
+  }
+}
+
+}  // namespace tensoracle::backends::cuda

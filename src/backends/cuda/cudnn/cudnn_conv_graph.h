@@ -1,0 +1,75 @@
+// A convolution (conv_fprop) or deconvolution (conv_dgrad) as a cuDNN operation graph built with
+// cudnn-frontend for one set of concrete shapes, and the engine configurations that can run it.
+//
+// Fused graphs carry the bias (as a [1,K,1,1] tensor) and the epilogue (conv_epilogue.h) as
+// cuDNN pointwise operations on fp32 virtual tensors; unfused graphs are the convolution alone
+// (the caller applies bias and epilogue with its own kernel). 1-D convolutions are 2-D ones with
+// a size-1 height. Tensors are described with their real strides (linear or nhwc; the weight is
+// always KCRS), so cuDNN picks engines that take them as they are.
+//
+// Engine filters: configurations needing more than kMaxConvWorkspace bytes are dropped; so are
+// those with reduced-precision reductions, and for fp32 every configuration whose numerical
+// notes include tensor cores or down-converted inputs (TF32) or FFT / Winograd (fp32 keeps the
+// accuracy of a direct fp32 sum).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/cuda/cudnn/conv_epilogue.h"
+#include "backends/cuda/cudnn/conv_problem.h"
+
+struct cudnnContext;
+
+namespace tensoracle::backends::cuda {
+
+inline constexpr int64_t kMaxConvWorkspace = int64_t{256} << 20;
+
+struct CudnnConvPlan {
+  int64_t index = -1;  // engine configuration index in the graph's heuristic list
+  std::string engine;  // cuDNN's engine tag (engine id and knobs), stable for equal shapes
+  int64_t workspace = 0;
+};
+
+// Why cuDNN's graph cannot express `problem` at all (checked before building anything): a
+// deconvolution whose output padding exceeds what dgrad's padding can absorb, zero channels.
+Status cudnn_conv_expressible(const ConvProblem& problem);
+
+class CudnnConvGraph {
+ public:
+  // Builds and finalizes the operation graph on `handle`.
+  static Result<std::shared_ptr<CudnnConvGraph>> build(const ConvProblem& problem, const ConvEpilogue& epilogue,
+                                                       bool fused, cudnnContext* handle);
+  ~CudnnConvGraph();
+  CudnnConvGraph(const CudnnConvGraph&) = delete;
+  CudnnConvGraph& operator=(const CudnnConvGraph&) = delete;
+
+  bool fused() const { return fused_; }
+  cudnnContext* handle() const { return handle_; }
+
+  // The configurations that build, in heuristic order (duplicates removed), at most `limit`.
+  Result<std::vector<CudnnConvPlan>> plans(int limit);
+  // The configuration tagged `engine`, built; the first one that builds when no tag matches
+  // (other shapes can offer other engines).
+  Result<CudnnConvPlan> plan_for(const std::string& engine);
+
+  // A variant pack with a slot for every tensor the graph reads or writes (filled by execute).
+  std::unordered_map<int64_t, void*> variant_pack() const;
+  // Runs `plan` on ctx's stream. `pack` comes from variant_pack() (no allocation here).
+  Status execute(const CudnnConvPlan& plan, const StepBuffers& buffers, std::unordered_map<int64_t, void*>& pack,
+                 cudnnContext* handle, cudaStream_t stream) const;
+
+ private:
+  struct Impl;
+  CudnnConvGraph() = default;
+  std::unique_ptr<Impl> impl_;
+  bool fused_ = false;
+  cudnnContext* handle_ = nullptr;
+};
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,361 @@
+// The convolution families against the CPU reference.
+//
+// NetworkMatchesCpu runs each case as a whole network through create_backend("cuda") (the
+// planner picks the fastest tactic and fuses what the families accept). EveryCandidateMatchesCpu
+// drives the families directly on the case's step -- the fused chain included -- and checks
+// every candidate of every family that accepts it (cudnn.* fused and plain, kernel.conv_direct),
+// in linear and, for 2-D cases, nhwc layouts; outputs are poisoned (NaN) first, so an element
+// left unwritten fails.
+//
+// Tolerances: fp32 must agree to rel L2 1e-6 (no TF32 anywhere); fp16/bf16 to a few output
+// roundings.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/planned_step.h"
+#include "backends/cuda/tactic_timer.h"
+#include "backends/plan_network.h"
+#include "tensoracle/compare.h"
+#include "tensoracle/float_formats.h"
+#include "tensoracle/network.h"
+
+namespace tensoracle {
+namespace {
+
+using backends::cuda::DeviceBuffer;
+using backends::cuda::Layout;
+
+// What follows the convolution in the case's network.
+enum class Tail { kNone, kRelu, kResidualRelu, kChannelMulGelu, kSigmoid, kSilu, kGeluTanh, kTanh };
+
+struct ConvCase {
+  std::string name;
+  bool deconv = false;
+  std::vector<int64_t> x;       // input shape [N, C, spatial...]
+  int64_t k = 0;                // output channels
+  std::vector<int64_t> kernel;  // spatial kernel dims
+  std::vector<int64_t> stride, dilation, pre, post, output_padding;
+  int64_t groups = 1;
+  bool bias = true;
+  Tail tail = Tail::kNone;
+};
+
+std::vector<ConvCase> cases() {
+  std::vector<ConvCase> c;
+  c.push_back({"resnet_3x3_s1_p1_relu", false, {2, 16, 14, 14}, 32, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 1, true, Tail::kRelu});
+  c.push_back({"resnet_block_64", false, {2, 64, 28, 28}, 64, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 1, true, Tail::kResidualRelu});
+  c.push_back({"pointwise_1x1", false, {2, 32, 8, 8}, 16, {1, 1}, {}, {}, {}, {}, {}, 1, true, Tail::kNone});
+  c.push_back({"stem_7x7_s2_p3", false, {1, 3, 32, 32}, 16, {7, 7}, {2, 2}, {}, {3, 3}, {3, 3}, {}, 1, true, Tail::kRelu});
+  c.push_back({"grouped_g4", false, {2, 16, 10, 10}, 32, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 4, true, Tail::kNone});
+  c.push_back({"depthwise", false, {1, 8, 9, 9}, 8, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 8, true, Tail::kRelu});
+  c.push_back({"dilated_d2", false, {1, 8, 12, 12}, 8, {3, 3}, {}, {2, 2}, {2, 2}, {2, 2}, {}, 1, true, Tail::kNone});
+  c.push_back({"asymmetric_padding_s2", false, {1, 4, 9, 9}, 8, {3, 3}, {2, 2}, {}, {0, 1}, {2, 0}, {}, 1, true, Tail::kNone});
+  c.push_back({"conv1d_s2", false, {2, 8, 33}, 16, {5}, {2}, {}, {2}, {2}, {}, 1, true, Tail::kRelu});
+  c.push_back({"conv3d", false, {1, 4, 6, 8, 8}, 8, {3, 3, 3}, {}, {}, {1, 1, 1}, {1, 1, 1}, {}, 1, true, Tail::kNone});
+  c.push_back({"bias_residual_relu", false, {2, 16, 8, 8}, 16, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 1, true, Tail::kResidualRelu});
+  c.push_back({"channel_scale_gelu", false, {1, 8, 10, 10}, 16, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 1, true, Tail::kChannelMulGelu});
+  c.push_back({"no_bias_sigmoid", false, {1, 8, 10, 10}, 8, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 1, false, Tail::kSigmoid});
+  c.push_back({"silu", false, {1, 8, 10, 10}, 8, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 1, true, Tail::kSilu});
+  c.push_back({"gelu_tanh", false, {1, 8, 10, 10}, 8, {1, 1}, {}, {}, {}, {}, {}, 1, true, Tail::kGeluTanh});
+  c.push_back({"tanh", false, {1, 8, 10, 10}, 8, {3, 3}, {}, {}, {1, 1}, {1, 1}, {}, 1, true, Tail::kTanh});
+  c.push_back({"deconv_s2_p1_op1", true, {1, 16, 8, 8}, 8, {3, 3}, {2, 2}, {}, {1, 1}, {1, 1}, {1, 1}, 1, true, Tail::kNone});
+  c.push_back({"deconv_groups_dilation", true, {1, 8, 5, 5}, 4, {3, 3}, {2, 2}, {2, 2}, {0, 0}, {0, 0}, {}, 2, false, Tail::kNone});
+  c.push_back({"deconv_4x4_s2_relu", true, {2, 8, 6, 6}, 8, {4, 4}, {2, 2}, {}, {1, 1}, {1, 1}, {}, 1, true, Tail::kRelu});
+  return c;
+}
+
+std::string type_tag(DataType t) { return std::string(data_type_name(t)); }
+
+// Uniform values in [-scale, scale] away from zero, rounded to `dtype`.
+HostArray random_array(DataType dtype, const Dims& shape, uint64_t seed, double scale) {
+  HostArray f32 = HostArray::zeros(DataType::kFloat32, shape).value();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.05f, 1.0f);
+  float* p = f32.data_as<float>();
+  for (int64_t i = 0; i < f32.element_count(); ++i) p[i] = static_cast<float>((rng() & 1 ? 1.0 : -1.0) * u(rng) * scale);
+  HostArray out = HostArray::zeros(dtype, shape).value();
+  convert_elements(DataType::kFloat32, f32.data(), dtype, out.data(), static_cast<size_t>(f32.element_count()));
+  return out;
+}
+
+// The case's network, every tensor a named input ("x", "w", "b", "r", "s"), the output "y";
+// returns the inputs with seeded values.
+NamedArrays build(const ConvCase& c, DataType dtype, Network& net) {
+  const size_t s = c.x.size() - 2;
+  std::vector<int64_t> w{c.deconv ? c.x[1] : c.k, c.deconv ? c.k / c.groups : c.x[1] / c.groups};
+  w.insert(w.end(), c.kernel.begin(), c.kernel.end());
+  int64_t fan_in = w[1];
+  for (int64_t d : c.kernel) fan_in *= d;
+  NamedArrays inputs;
+  inputs["x"] = random_array(dtype, Dims(c.x), 11, 1.0);
+  inputs["w"] = random_array(dtype, Dims(w), 12, 1.0 / std::sqrt(static_cast<double>(fan_in)));
+  Tensor x = net.add_input("x", dtype, Dims(c.x));
+  Tensor wt = net.add_input("w", dtype, Dims(w));
+  Tensor b;
+  if (c.bias) {
+    inputs["b"] = random_array(dtype, Dims{c.k}, 13, 0.5);
+    b = net.add_input("b", dtype, Dims{c.k});
+  }
+  Tensor y;
+  if (c.deconv) {
+    y = net.deconvolution(x, wt, b, DeconvolutionAttributes().set_stride(c.stride).set_dilation(c.dilation)
+                                        .set_pre_padding(c.pre).set_post_padding(c.post)
+                                        .set_output_padding(c.output_padding).set_groups(c.groups).set_name("conv"));
+  } else {
+    y = net.convolution(x, wt, b, ConvolutionAttributes().set_stride(c.stride).set_dilation(c.dilation)
+                                      .set_pre_padding(c.pre).set_post_padding(c.post).set_groups(c.groups).set_name("conv"));
+  }
+  const auto act = [&](ActivationKind kind) { return net.activation(y, ActivationAttributes().set_kind(kind)); };
+  switch (c.tail) {
+    case Tail::kNone: break;
+    case Tail::kRelu: y = net.relu(y); break;
+    case Tail::kSigmoid: y = act(ActivationKind::kSigmoid); break;
+    case Tail::kSilu: y = act(ActivationKind::kSilu); break;
+    case Tail::kGeluTanh: y = act(ActivationKind::kGeluTanh); break;
+    case Tail::kTanh: y = act(ActivationKind::kTanh); break;
+    case Tail::kResidualRelu: {
+      const Dims shape = net.tensor(y).desc.shape;
+      inputs["r"] = random_array(dtype, shape, 14, 1.0);
+      y = net.relu(net.add(y, net.add_input("r", dtype, shape)));
+      break;
+    }
+    case Tail::kChannelMulGelu: {
+      std::vector<int64_t> shape(s + 1, 1);
+      shape[0] = c.k;
+      inputs["s"] = random_array(dtype, Dims(shape), 15, 2.0);
+      y = net.gelu(net.mul(net.add_input("s", dtype, Dims(shape)), y));
+      break;
+    }
+  }
+  net.mark_output(y, "y");
+  return inputs;
+}
+
+struct Limits {
+  double atol, rtol, rel_l2;
+};
+Limits limits_for(DataType t) {
+  if (t == DataType::kFloat16) return {4e-3, 4e-3, 2e-3};
+  if (t == DataType::kBFloat16) return {3e-2, 3e-2, 1.5e-2};
+  return {1e-5, 1e-5, 1e-6};
+}
+
+void expect_close(const HostArray& got, const HostArray& ref, const std::string& what) {
+  ASSERT_EQ(got.shape(), ref.shape()) << what;
+  const Limits lim = limits_for(ref.dtype());
+  auto cmp = compare_outputs(got.view(), ref.view(), lim.atol, lim.rtol);
+  ASSERT_TRUE(cmp.is_ok()) << what << ": " << cmp.status().to_string();
+  EXPECT_GT(cmp->l2_reference, 0) << what << ": the reference is all zeros";
+  EXPECT_EQ(cmp->candidate_non_finite.total(), 0) << what << ": non-finite outputs (unwritten elements?)";
+  EXPECT_EQ(cmp->tolerance_check->outside_count, 0)
+      << what << ": max abs error " << cmp->max_abs_error << ", rel L2 " << cmp->rel_l2_error;
+  EXPECT_LE(cmp->rel_l2_error, lim.rel_l2) << what;
+}
+
+bool gpu_missing(std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    *why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device";
+    return true;
+  }
+  return false;
+}
+
+struct Param {
+  ConvCase c;
+  DataType dtype;
+};
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (const ConvCase& c : cases())
+    for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) out.push_back({c, t});
+  return out;
+}
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  return info.param.c.name + "_" + type_tag(info.param.dtype);
+}
+
+class ConvGpu : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (gpu_missing(&why)) GTEST_SKIP() << why;
+  }
+};
+
+TEST_P(ConvGpu, NetworkMatchesCpu) {
+  const auto& [c, dtype] = GetParam();
+  Network net;
+  const NamedArrays inputs = build(c, dtype, net);
+  ASSERT_TRUE(net.status().is_ok()) << net.status().to_string();
+  auto cuda = backends::create_backend("cuda");
+  ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
+  auto cpu = backends::create_backend("cpu").value();
+  auto reference = cpu->execute(net, views_of(inputs));
+  ASSERT_TRUE(reference.is_ok()) << reference.status().to_string();
+  auto got = (*cuda)->execute(net, views_of(inputs));
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  expect_close(got->at("y"), reference->at("y"), c.name);
+}
+
+// [N, C, H, W] <-> [N, H, W, C] element moves.
+HostArray permute(const HostArray& a, bool to_nhwc) {
+  HostArray out = HostArray::zeros(a.dtype(), a.shape()).value();
+  const int64_t n = a.shape()[0], c = a.shape()[1], h = a.shape()[2], w = a.shape()[3];
+  const size_t es = data_type_size(a.dtype());
+  const char* src = static_cast<const char*>(a.data());
+  char* dst = static_cast<char*>(out.data());
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw) {
+          const int64_t nchw = ((in * c + ic) * h + ih) * w + iw, nhwc = ((in * h + ih) * w + iw) * c + ic;
+          std::memcpy(dst + (to_nhwc ? nhwc : nchw) * es, src + (to_nhwc ? nchw : nhwc) * es, es);
+        }
+  return out;
+}
+
+// The step of the case's network: the convolution with the layers after it fused.
+backends::cuda::PlannedStep conv_step(const Network& net, Layout layout) {
+  backends::cuda::PlannedStep step;
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    const Node& node = net.node(i);
+    if (node.kind == OpKind::kConvolution || node.kind == OpKind::kDeconvolution) {
+      step.anchor = i;
+      step.inputs = node.inputs;
+    } else if (node.kind != OpKind::kConstant) {
+      step.fused.push_back(i);
+      for (Tensor t : node.inputs)
+        if (net.tensor(t).producer < 0) step.extra_inputs.push_back(t);
+    }
+  }
+  step.outputs = {net.outputs().at(0)};
+  step.input_layouts.assign(step.inputs.size(), Layout::kLinear);
+  step.input_layouts[0] = layout;
+  step.output_layouts = {layout};
+  return step;
+}
+
+void run_every_candidate(const ConvCase& c, DataType dtype, Layout layout) {
+  namespace cu = backends::cuda;
+  Network net;
+  const NamedArrays inputs = build(c, dtype, net);
+  ASSERT_TRUE(net.status().is_ok()) << net.status().to_string();
+  auto reference = backends::create_backend("cpu").value()->execute(net, views_of(inputs));
+  ASSERT_TRUE(reference.is_ok()) << reference.status().to_string();
+
+  std::map<std::string, Dims> shapes;
+  for (const auto& [name, array] : inputs) shapes[name] = array.shape();
+  auto desc = backends::infer_tensor_descs(net, shapes);
+  ASSERT_TRUE(desc.is_ok()) << desc.status().to_string();
+  const cu::PlannedStep planned = conv_step(net, layout);
+  auto step = cu::instantiate(net, planned, *desc);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+
+  auto device = cu::current_device();
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  auto handles = cu::LibraryHandles::create();
+  ASSERT_TRUE(handles.is_ok()) << handles.status().to_string();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const cu::RunContext ctx = (*handles)->context(stream, &*device);
+
+  auto io = DeviceBuffer::allocate(cu::step_buffer_bytes(*step), "conv test io");
+  ASSERT_TRUE(io.is_ok()) << io.status().to_string();
+  size_t used = 0;
+  cu::StepBuffers buffers = cu::step_buffers_in(*step, io->data(), &used);
+  const auto upload = [&](Tensor t, const cu::DeviceTensor& dt) {
+    HostArray host = HostArray::copy_of(inputs.at(net.tensor(t).name).view()).value();
+    if (dt.layout == Layout::kNhwc) host = permute(host, true);
+    ASSERT_EQ(cudaMemcpy(dt.data, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
+  };
+  for (size_t i = 0; i < planned.inputs.size(); ++i)
+    if (planned.inputs[i].valid()) upload(planned.inputs[i], buffers.inputs[i]);
+  for (size_t i = 0; i < planned.extra_inputs.size(); ++i) upload(planned.extra_inputs[i], buffers.extra_inputs[i]);
+  const cu::DeviceTensor& out = buffers.outputs.at(0);
+
+  int checked = 0;
+  for (const auto& family : cu::tactic_families().for_kind(step->anchor.node.kind)) {
+    if (Status s = family->can_implement(*step, *device); !s.is_ok()) {
+      std::cout << "  " << family->name() << " refuses: " << s.message() << "\n";
+      continue;
+    }
+    auto candidates = family->candidates(*step, ctx, 3);
+    ASSERT_TRUE(candidates.is_ok()) << family->name() << ": " << candidates.status().to_string();
+    for (auto& tactic : *candidates) {
+      const std::string what = c.name + " " + type_tag(dtype) + " " + cu::layout_name(layout) + " " + tactic->name() +
+                               " " + tactic->choice().dump();
+      ASSERT_TRUE(tactic->initialize(*step, ctx).is_ok()) << what;
+      auto workspace = DeviceBuffer::allocate(std::max<size_t>(tactic->workspace_size(*step), 1), "conv test workspace");
+      ASSERT_TRUE(workspace.is_ok()) << workspace.status().to_string();
+      buffers.workspace = workspace->data();
+      buffers.workspace_bytes = workspace->size();
+      ASSERT_EQ(cudaMemset(out.data, 0xFF, out.byte_size()), cudaSuccess);  // NaN in every float type
+      Status run = tactic->run(*step, buffers, ctx);
+      ASSERT_TRUE(run.is_ok()) << what << ": " << run.to_string();
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << what;
+      HostArray got = HostArray::zeros(out.dtype, out.shape).value();
+      ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.byte_size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      if (out.layout == Layout::kNhwc) got = permute(got, false);
+      expect_close(got, reference->at("y"), what);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 2) << "a cuDNN family and the direct kernel should both take " << c.name;
+  cudaStreamDestroy(stream);
+}
+
+TEST_P(ConvGpu, EveryCandidateMatchesCpu) {
+  const auto& [c, dtype] = GetParam();
+  run_every_candidate(c, dtype, Layout::kLinear);
+  if (c.x.size() == 4) run_every_candidate(c, dtype, Layout::kNhwc);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvGpu, ::testing::ValuesIn(params()), param_name);
+
+// Replaying a recorded choice on a fresh tactic gives the same engine and the same result.
+TEST(ConvGpuReplay, RecordedChoiceReplays) {
+  std::string why;
+  if (gpu_missing(&why)) GTEST_SKIP() << why;
+  namespace cu = backends::cuda;
+  const ConvCase c = cases().at(0);
+  Network net;
+  const NamedArrays inputs = build(c, DataType::kFloat16, net);
+  std::map<std::string, Dims> shapes;
+  for (const auto& [name, array] : inputs) shapes[name] = array.shape();
+  auto desc = backends::infer_tensor_descs(net, shapes);
+  ASSERT_TRUE(desc.is_ok());
+  auto step = cu::instantiate(net, conv_step(net, Layout::kLinear), *desc);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  auto device = cu::current_device();
+  auto handles = cu::LibraryHandles::create();
+  ASSERT_TRUE(device.is_ok() && handles.is_ok());
+  const cu::RunContext ctx = (*handles)->context(nullptr, &*device);
+  const cu::TacticFamily* family = cu::tactic_families().find("cudnn.conv");
+  ASSERT_NE(family, nullptr);
+  auto candidates = family->candidates(*step, ctx, 2);
+  ASSERT_TRUE(candidates.is_ok()) << candidates.status().to_string();
+  const auto& recorded = candidates->back();
+  auto replayed = family->replay(*step, recorded->choice());
+  ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
+  ASSERT_TRUE((*replayed)->initialize(*step, ctx).is_ok());
+  EXPECT_EQ((*replayed)->name(), recorded->name());
+  EXPECT_EQ((*replayed)->workspace_size(*step), recorded->workspace_size(*step));
+  // Bad choices are refused with the reason.
+  EXPECT_FALSE(family->replay(*step, nlohmann::json{{"plan", -1}}).is_ok());
+}
+
+}  // namespace
+}  // namespace tensoracle
