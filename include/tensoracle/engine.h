@@ -94,6 +94,10 @@ class Execution {
   // after one warm-up run, outside any graph, synchronizing after each): where the time goes.
   // kUnsupported for the cpu backend.
   Result<std::vector<LayerTiming>> profile_layers(void* stream = nullptr, int iterations = 20);
+  // Convenience for tools and tests, not the hot path: sets every input's shape from `inputs`
+  // (host arrays by name), copies them to the backend's memory, runs, waits and returns every
+  // output as a host array. Bindings made with bind() are not used or changed.
+  Result<NamedArrays> run_on_host(const NamedArrayViews& inputs);
 
  private:
   friend class Engine;

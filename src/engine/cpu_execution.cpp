@@ -41,6 +41,20 @@ class CpuExecution : public ExecutionBackend {
     return Status::ok();
   }
 
+  Result<NamedArrays> run_on_host(const std::map<std::string, Dims>& input_shapes, const NamedArrayViews& inputs,
+                                  const std::map<std::string, Dims>& output_shapes, const IoTable& io) override {
+    NamedArrays outputs;
+    std::map<std::string, void*> bindings;
+    for (const auto& [name, view] : inputs) bindings[name] = const_cast<void*>(view.data);
+    for (const IoTensor& t : io.tensors) {
+      if (t.is_input) continue;
+      TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, output_shapes.at(t.name)));
+      bindings[t.name] = outputs[t.name].data();
+    }
+    TO_RETURN_IF_ERROR(enqueue(input_shapes, bindings, output_shapes, nullptr));
+    return outputs;
+  }
+
  private:
   std::shared_ptr<const Network> network_;
   std::unique_ptr<backends::Backend> backend_;

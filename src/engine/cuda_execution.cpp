@@ -1,5 +1,6 @@
 #include "engine/cuda_execution.h"
 
+#include "backends/cuda/cuda_check.h"
 #include "backends/cuda/plan_json.h"
 #include "backends/cuda/runtime.h"
 #include "core/errors.h"
@@ -24,6 +25,38 @@ class CudaExecution : public ExecutionBackend {
                  const std::map<std::string, Dims>&, void* stream) override {
     TO_RETURN_IF_ERROR(runtime_->prepare(input_shapes).status());  // no work when the shapes are prepared
     return runtime_->enqueue(bindings, static_cast<cudaStream_t>(stream));
+  }
+
+  Result<NamedArrays> run_on_host(const std::map<std::string, Dims>& input_shapes, const NamedArrayViews& inputs,
+                                  const std::map<std::string, Dims>& output_shapes, const IoTable& io) override {
+    std::vector<cu::DeviceBuffer> staging;
+    std::map<std::string, void*> bindings;
+    NamedArrays outputs;
+    for (const IoTensor& t : io.tensors) {
+      size_t bytes = 0;
+      if (t.is_input) {
+        bytes = inputs.at(t.name).byte_size();
+      } else {
+        TO_ASSIGN_OR_RETURN(int64_t n, output_shapes.at(t.name).byte_size(t.dtype));
+        bytes = static_cast<size_t>(n);
+      }
+      TO_ASSIGN_OR_RETURN(cu::DeviceBuffer buffer, cu::DeviceBuffer::allocate(std::max<size_t>(bytes, 1), t.name.c_str()));
+      if (t.is_input && bytes) TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer.data(), inputs.at(t.name).data, bytes, cudaMemcpyHostToDevice));
+      if (!t.is_input) TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, output_shapes.at(t.name)));
+      bindings[t.name] = buffer.data();
+      staging.push_back(std::move(buffer));
+    }
+    cudaStream_t stream = nullptr;
+    TO_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    Status ran = enqueue(input_shapes, bindings, output_shapes, stream);
+    const cudaError_t synced = cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+    TO_RETURN_IF_ERROR(ran);
+    TO_RETURN_IF_ERROR(cu::cuda_status(synced, "running the engine"));
+    for (auto& [name, array] : outputs)
+      if (array.byte_size())
+        TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(array.data(), bindings.at(name), array.byte_size(), cudaMemcpyDeviceToHost));
+    return outputs;
   }
 
   Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,

@@ -76,6 +76,20 @@ Status Execution::enqueue(void* stream) {
   return backend_->enqueue(input_shapes_, bindings_, output_shapes_, stream);
 }
 
+Result<NamedArrays> Execution::run_on_host(const NamedArrayViews& inputs) {
+  const IoTable& table = engine_io_table(*engine_);
+  for (const IoTensor& t : table.tensors) {
+    if (!t.is_input) continue;
+    auto it = inputs.find(t.name);
+    if (it == inputs.end()) return invalid_argument("run_on_host: no array for input '{}'", t.name);
+    if (it->second.dtype != t.dtype)
+      return invalid_argument("run_on_host: input '{}' is {}, the engine takes {}", t.name, data_type_name(it->second.dtype),
+                              data_type_name(t.dtype));
+    TO_RETURN_IF_ERROR(set_input_shape(t.name, it->second.shape));
+  }
+  return backend_->run_on_host(input_shapes_, inputs, output_shapes_, table);
+}
+
 Result<std::vector<LayerTiming>> Execution::profile_layers(void* stream, int iterations) {
   if (iterations < 1) return invalid_argument("profile_layers: iterations must be at least 1, got {}", iterations);
   TO_RETURN_IF_ERROR(backend_->output_shapes(input_shapes_).status());

@@ -19,6 +19,9 @@ class ExecutionBackend {
   // Runs with every input and output bound; `output_shapes` is what output_shapes returned.
   virtual Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
                          const std::map<std::string, Dims>& output_shapes, void* stream) = 0;
+  // Runs on host arrays (Execution::run_on_host): stages them in and the outputs out.
+  virtual Result<NamedArrays> run_on_host(const std::map<std::string, Dims>& input_shapes, const NamedArrayViews& inputs,
+                                          const std::map<std::string, Dims>& output_shapes, const IoTable& io) = 0;
   // Per-layer times on the bound buffers (Execution::profile_layers); kUnsupported by default.
   virtual Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,
                                                           int iterations);
