@@ -174,8 +174,11 @@ struct OneLayer {
   }
   const Node& node() const { return net.node(net.num_nodes() - 1); }
   StepInstance step(Layout layout = Layout::kLinear) const {
-    return StepInstance{NodeInstance{node(), inputs, outputs}, std::vector<Layout>(inputs.size(), layout),
-                        std::vector<Layout>(outputs.size(), layout), PointwiseProgram{}, outputs};
+    StepInstance step{NodeInstance{node(), inputs, outputs}, {}, {}, {}, {}, {}};
+    step.input_layouts.assign(inputs.size(), layout);
+    step.output_layouts.assign(outputs.size(), layout);
+    step.outputs = outputs;
+    return step;
   }
 };
 
@@ -297,7 +300,9 @@ class OnGpu : public ::testing::Test {
   struct DeviceMemory {
     void* ptr = nullptr;
     explicit DeviceMemory(size_t bytes) {
-      if (bytes) EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess);
+      if (bytes) {
+        EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess);
+      }
     }
     ~DeviceMemory() { cudaFree(ptr); }
     DeviceMemory(const DeviceMemory&) = delete;
