@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "backends/cpu/cpu_plan.h"
@@ -11,6 +12,8 @@
 #endif
 #include "core/errors.h"
 #include "tensoracle/build.h"
+#include "tensoracle/engine_file.h"
+#include "tensoracle/hashing.h"
 
 namespace tensoracle {
 
@@ -184,6 +187,13 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
                       weights_content_hash(*weights, std::vector<std::string>(used_weights.begin(), used_weights.end()), sidecar));
   m.profiles = std::move(profiles);
   m.builder_settings = build.settings.to_manifest();
+  if (build.settings.deterministic_replay) {
+    if (build.settings.tactic_record.empty())
+      return invalid_argument("{}: deterministic replay needs a tactic record (an engine file built before)", what);
+    auto record_hash = sha256_file_hex(build.settings.tactic_record);
+    if (!record_hash.is_ok()) return record_hash.status().with_context(fmt::format("{}: the tactic record", what));
+    m.builder_settings["tactic_record_sha256"] = *record_hash;
+  }
   m.plugins = build.plugins;
   TO_ASSIGN_OR_RETURN(m.environment, probe_environment(build.backend));
   return prepared;
@@ -218,11 +228,33 @@ Result<EngineWriter> plan_cpu_engine(const EngineBuild& build, const PreparedBui
 }
 
 #ifdef TENSORACLE_HAVE_CUDA_BACKEND
+// The tactic choices recorded in a cuda engine file, by step anchor name.
+Result<std::map<std::string, std::pair<std::string, nlohmann::json>>> recorded_tactics(const std::string& path) {
+  TO_ASSIGN_OR_RETURN(EngineFile file, EngineFile::open(path));
+  if (file.environment().backend != "cuda")
+    return invalid_argument("tactic record '{}' is a '{}' engine; replay needs a cuda engine", path, file.environment().backend);
+  const std::string_view text = file.plan().as_string_view();
+  nlohmann::json plan = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (plan.is_discarded() || !plan.contains("layers") || !plan["layers"].is_array())
+    return corrupt_data("tactic record '{}': the plan has no layer list", path);
+  std::map<std::string, std::pair<std::string, nlohmann::json>> out;
+  for (const nlohmann::json& layer : plan["layers"]) {
+    if (!layer.contains("name") || !layer.contains("family") || !layer.contains("choice") || !layer["name"].is_string() ||
+        !layer["family"].is_string())
+      return corrupt_data("tactic record '{}': a layer lacks name, family or choice", path);
+    out[layer["name"].get<std::string>()] = {layer["family"].get<std::string>(), layer["choice"]};
+  }
+  return out;
+}
+
 Result<EngineWriter> plan_cuda_engine(const EngineBuild& build, const PreparedBuild& prepared, const BuildProgressFn& progress) {
   backends::cuda::PlanOptions options;
   options.optimization_level = build.settings.optimization_level;
   options.timing_iterations = build.settings.timing_iterations;
   options.workspace_limit_bytes = build.settings.workspace_limit_bytes;
+  if (build.settings.deterministic_replay) {
+    TO_ASSIGN_OR_RETURN(options.replay, recorded_tactics(build.settings.tactic_record));
+  }
   backends::cuda::StepProgressFn on_step;
   if (progress) on_step = [&](size_t, size_t, const std::string& message) { progress(message); };
   auto plan = backends::cuda::make_cuda_plan(prepared.network, prepared.manifest.profiles, options, on_step);

@@ -160,6 +160,33 @@ TEST_F(CudaEngine, Fp16AndBf16EnginesStayCloseToTheirCpuReference) {
   }
 }
 
+TEST_F(CudaEngine, ReplayingTheRecordedTacticsRebuildsTheSamePlan) {
+  EngineBuild timed = mlp_build(DataType::kFloat16);
+  timed.settings.optimization_level = 3;
+  auto first = build_serialized_engine(timed);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  const std::string record = ::testing::TempDir() + "/mlp_record.engine";
+  {
+    FILE* f = std::fopen(record.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(first->data(), 1, first->size(), f);
+    std::fclose(f);
+  }
+  EngineBuild replayed = timed;
+  replayed.settings.deterministic_replay = true;
+  replayed.settings.tactic_record = record;
+  auto second = build_serialized_engine(replayed);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  auto layers_of = [](const std::string& bytes) {
+    auto engine = Engine::deserialize(bytes.data(), bytes.size(), "mlp");
+    auto plan = nlohmann::json::parse(std::string(engine->file().plan().as_string_view()));
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& l : plan.at("layers")) out.push_back({l.at("name"), l.at("tactic"), l.at("choice")});
+    return out;
+  };
+  EXPECT_EQ(layers_of(*first), layers_of(*second));
+}
+
 TEST_F(CudaEngine, RefusesAShapeOutsideItsProfile) {
   auto bytes = build_serialized_engine(mlp_build(DataType::kFloat32));
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();

@@ -20,6 +20,8 @@ struct BuildOptions {
   std::string backend = "cpu";
   std::string policy = "reuse";
   bool quiet = false;
+  std::string replay_tactics;
+  int optimization_level = -1;
 
   void add_to(CLI::App* cmd, bool required) {
     auto* package_opt = cmd->add_option("--package", package, "Model package (shared library; docs/model-packages.md)");
@@ -32,6 +34,12 @@ struct BuildOptions {
     cmd->add_option("--backend", backend, "Backend")->check(CLI::IsMember({"cpu", "cuda"}));
     cmd->add_option("--policy", policy, "Cache policy")->check(CLI::IsMember({"reuse", "rebuild", "require-cached"}));
     cmd->add_flag("--quiet", quiet, "No build progress on stderr");
+    cmd->add_option("--optimization-level", optimization_level,
+                    "How hard to search tactics, 0..5 (0: first candidate, untimed; n: time up to 2^n per layer)")
+        ->check(CLI::Range(0, 5));
+    cmd->add_option("--replay-tactics", replay_tactics,
+                    "Engine file whose recorded tactic choices this build replays instead of timing (a deterministic rebuild)")
+        ->check(CLI::ExistingFile);
   }
 
   // The package's EngineBuild with the command line's overrides; exits 2 on bad usage.
@@ -56,6 +64,11 @@ struct BuildOptions {
     }
     build->backend = backend;
     build->quiet = quiet;
+    if (optimization_level >= 0) build->settings.optimization_level = optimization_level;
+    if (!replay_tactics.empty()) {
+      build->settings.deterministic_replay = true;
+      build->settings.tactic_record = replay_tactics;
+    }
     return std::move(build).value();
   }
 

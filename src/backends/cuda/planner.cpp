@@ -259,6 +259,8 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::m
     if (families.empty())
       return unsupported("layer '{}' ({}): no cuda tactic can implement it: {}", label, op_kind_name(inst.anchor.node.kind),
                          fmt::join(reasons, "; "));
+    if (!options.replay.empty() && options.replay.count(inst.anchor.node.name) == 0)
+      plan.log.push_back(fmt::format("replay: '{}' is not in the tactic record; timed", label));
     TO_ASSIGN_OR_RETURN(ChosenTactic chosen,
                         timer.choose(inst, families, candidate_limit(options.optimization_level), options.replay, label, plan.log));
     step.family = chosen.family;

@@ -187,6 +187,20 @@ TEST(Engine, KeyManifestRecordsSettingsAndTf32Off) {
   EXPECT_FALSE(prepared->manifest.weights_hash.empty());
 }
 
+TEST(Engine, DeterministicReplayNeedsARecordWhoseHashEntersTheKey) {
+  EngineBuild build = tinynet_build();
+  build.settings.deterministic_replay = true;
+  auto missing = prepare_build(build);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_NE(missing.status().message().find("tactic record"), std::string::npos) << missing.status().message();
+
+  build.settings.tactic_record = weights_of("tinynet");  // any file: its hash is what counts here
+  auto prepared = prepare_build(build);
+  ASSERT_TRUE(prepared.is_ok()) << prepared.status().to_string();
+  EXPECT_EQ(prepared->manifest.builder_settings.at("deterministic_replay"), "on");
+  EXPECT_EQ(prepared->manifest.builder_settings.at("tactic_record_sha256").size(), 64u);
+}
+
 TEST(Engine, ProgressReportsEachLayer) {
   EngineBuild build = tinynet_build();
   std::vector<std::string> messages;
