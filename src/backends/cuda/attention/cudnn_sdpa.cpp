@@ -274,14 +274,19 @@ class SdpaTactic final : public CudaTactic {
       cudnn_workspace_ = workspace;
     }
     shape_ = std::move(shape);  // the graph depends only on what == compares; the mask geometry may differ
-    pack_ = {{kQ, nullptr}, {kK, nullptr}, {kV, nullptr}, {kO, nullptr}};
-    if (shape_.has_bias) pack_[kBias] = nullptr;
+    // The order in which execute takes the tensors' addresses (ascending uid), fixed here so run
+    // fills a stack array and neither allocates nor touches the tactic's state.
+    TO_RETURN_IF_ERROR(fe_status(built_.graph->prepare_variant_pack_template(), layer, "variant pack"));
+    user_uids_ = built_.graph->get_variant_pack_uids_sorted();
+    for (int64_t uid : user_uids_)
+      if (uid < kQ || uid > (shape_.has_bias ? kBias : kO))
+        return make_error(StatusCode::kInternal, "layer '{}': cuDNN SDPA graph expects an unknown tensor uid {}", layer, uid);
     return Status::ok();
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
     const std::string& layer = step.anchor.node.name;
-    if (!built_.graph || pack_.empty()) return make_error(StatusCode::kInternal, "layer '{}': {} ran before initialize", layer, name());
+    if (!built_.graph || user_uids_.empty()) return make_error(StatusCode::kInternal, "layer '{}': {} ran before initialize", layer, name());
     if (buffers.inputs.size() < (shape_.has_bias ? 4u : 3u) || buffers.outputs.size() != 1)
       return make_error(StatusCode::kInternal, "layer '{}': {} got {} inputs and {} outputs", layer, name(),
                         buffers.inputs.size(), buffers.outputs.size());
@@ -290,12 +295,13 @@ class SdpaTactic final : public CudaTactic {
       return make_error(StatusCode::kInternal, "layer '{}': {} needs {} workspace bytes, got {}", layer, name(), needed,
                         buffers.workspace_bytes);
     char* workspace = static_cast<char*>(buffers.workspace);
-    pack_[kQ] = buffers.inputs[0].data;
-    pack_[kK] = buffers.inputs[1].data;
-    pack_[kV] = buffers.inputs[2].data;
-    pack_[kO] = buffers.outputs[0].data;
+    void* by_uid[kBias + 1] = {};
+    by_uid[kQ] = buffers.inputs[0].data;
+    by_uid[kK] = buffers.inputs[1].data;
+    by_uid[kV] = buffers.inputs[2].data;
+    by_uid[kO] = buffers.outputs[0].data;
     if (shape_.has_bias) {
-      pack_[kBias] = buffers.inputs[3].data;
+      by_uid[kBias] = buffers.inputs[3].data;
       if (built_.dense_bias) {
         DenseBiasArgs args;
         args.mask = buffers.inputs[3].data;
@@ -307,12 +313,15 @@ class SdpaTactic final : public CudaTactic {
         args.lk = shape_.lk;
         args.mask_geometry = shape_.mask_geometry;
         TO_RETURN_IF_ERROR(launch_dense_bias(args, ctx.stream));
-        pack_[kBias] = workspace;
+        by_uid[kBias] = workspace;
         workspace += shape_.dense_bias_bytes();
       }
     }
+    void* sorted[kBias + 1] = {};
+    for (size_t i = 0; i < user_uids_.size(); ++i) sorted[i] = by_uid[user_uids_[i]];
     TO_CUDNN_RETURN_IF_ERROR(cudnnSetStream(ctx.cudnn, ctx.stream));
-    fe::error_t status = built_.graph->execute_plan_at_index(ctx.cudnn, pack_, cudnn_workspace_ > 0 ? workspace : nullptr, plan_);
+    fe::error_t status = built_.graph->execute_plan_at_index(ctx.cudnn, sorted, static_cast<int>(user_uids_.size()),
+                                                             cudnn_workspace_ > 0 ? workspace : nullptr, plan_);
     if (status.is_bad())
       return make_error(StatusCode::kCudaError, "layer '{}': cuDNN SDPA execute (plan {}): {}", layer, plan_,
                         status.get_message());
@@ -323,7 +332,7 @@ class SdpaTactic final : public CudaTactic {
   SdpaShape shape_;
   BuiltGraph built_;
   int64_t plan_ = 0, engine_ = -1, cudnn_workspace_ = 0;
-  std::unordered_map<int64_t, void*> pack_;  // the variant pack; keys fixed at initialize, so run never allocates
+  std::vector<int64_t> user_uids_;  // execute's order of the tensors (ascending uid), from initialize
 };
 
 class CudnnSdpaFamily final : public TacticFamily {
