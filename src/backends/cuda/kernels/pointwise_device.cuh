@@ -221,10 +221,10 @@ struct KahanSum {
   __device__ __forceinline__ void add(float v) {
     const float y = v - carry;
     const float t = sum + y;
-    carry = (t - sum) - y;
+    if (isfinite(t)) carry = (t - sum) - y;  // once infinite, the sum stays what plain addition gives
     sum = t;
   }
-  __device__ __forceinline__ float value() const { return sum - carry; }
+  __device__ __forceinline__ float value() const { return isfinite(sum) ? sum - carry : sum; }
 };
 
 // The threads that share one row: a warp (kWarp; a block holds blockDim.x / 32 rows at a time)

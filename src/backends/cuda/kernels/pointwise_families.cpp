@@ -44,12 +44,18 @@ bool is_kernel_float(DataType type) {
   return type == DataType::kFloat32 || type == DataType::kFloat16 || type == DataType::kBFloat16;
 }
 
+int64_t elements_in(const Dims& shape) {
+  auto count = shape.element_count();
+  return count.is_ok() ? *count : 0;
+}
+
 Status KernelFamily::check_layer(const StepInstance& step, bool allow_nhwc, bool any_type) const {
   if (step.has_epilogue()) return refuse(step, "fuses no epilogue ({})", step.program.to_string());
   auto check = [&](const char* role, size_t i, const TensorDesc& desc, Layout layout) -> Status {
     if (desc.shape.rank() > static_cast<size_t>(TensorGeometry::kMaxRank))
       return refuse(step, "{} {} has rank {} (at most {})", role, i, desc.shape.rank(), TensorGeometry::kMaxRank);
     if (!desc.shape.is_static()) return refuse(step, "{} {} has a dynamic shape {}", role, i, desc.shape.to_string());
+    if (!desc.shape.byte_size(desc.dtype).is_ok()) return refuse(step, "{} {} of shape {} is too large", role, i, desc.shape.to_string());
     const bool nhwc_ok = allow_nhwc && desc.shape.rank() == 4;
     if (layout != Layout::kLinear && !(layout == Layout::kNhwc && nhwc_ok))
       return refuse(step, "{} {} in layout {} (takes {})", role, i, layout_name(layout),

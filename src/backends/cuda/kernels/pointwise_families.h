@@ -61,6 +61,8 @@ class KernelFamily : public TacticFamily {
 
 // fp32, fp16 or bf16: the storage types the floating kernels template on.
 bool is_kernel_float(DataType type);
+// The element count of a static shape (0 when it overflows; can_implement has rejected those).
+int64_t elements_in(const Dims& shape);
 
 std::shared_ptr<const TacticFamily> make_pointwise_family();      // elementwise, unary, activation, cast, select
 std::shared_ptr<const TacticFamily> make_softmax_family();        // kSoftmax "kernel.softmax"

@@ -1,0 +1,165 @@
+#include "backends/cuda/kernels/normalization_kernel.h"
+#include "backends/cuda/kernels/pointwise_device.cuh"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+using device::from_float;
+using device::KahanSum;
+using device::RowGroup;
+using device::SumOp;
+using device::to_float;
+
+template <typename S>
+__device__ __forceinline__ float affine(const NormArgs& a, int64_t row, int64_t i, float v) {
+  int64_t p = i;
+  if (a.groups) p = (row % a.groups) * a.channels_per_group + i / a.spatial;
+  if (a.scale) v *= to_float(static_cast<const S*>(a.scale)[p]);
+  if (a.bias) v += to_float(static_cast<const S*>(a.bias)[p]);
+  return v;
+}
+
+template <typename S, int kPer, bool kWarp>
+__global__ void __launch_bounds__(1024) norm_rows_cached(const S* __restrict__ x, S* __restrict__ y, NormArgs a) {
+  __shared__ float scratch[32];
+  const RowGroup<kWarp> group;
+  const int t = group.rank(), g = group.size();
+  const float n = static_cast<float>(a.size);
+  for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
+    const S* in = x + row * a.size;
+    S* out = y + row * a.size;
+    float v[kPer];
+    float sum = 0;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int64_t i = t + static_cast<int64_t>(j) * g;
+      v[j] = i < a.size ? to_float(in[i]) : 0.0f;
+      sum += v[j];
+    }
+    float mean = 0;
+    if (!a.rms) mean = group.reduce(sum, SumOp(), 0.0f, scratch) / n;
+    float squares = 0;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int64_t i = t + static_cast<int64_t>(j) * g;
+      const float d = v[j] - mean;
+      if (i < a.size) squares += d * d;
+    }
+    const float var = group.reduce(squares, SumOp(), 0.0f, scratch) / n;
+    const float inv = 1.0f / sqrtf(var + a.epsilon);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int64_t i = t + static_cast<int64_t>(j) * g;
+      if (i < a.size) out[i] = from_float<S>(affine<S>(a, row, i, (v[j] - mean) * inv));
+    }
+  }
+}
+
+template <typename S>
+__global__ void __launch_bounds__(1024) norm_rows_streamed(const S* __restrict__ x, S* __restrict__ y, NormArgs a) {
+  __shared__ float scratch[32];
+  const RowGroup<false> group;
+  const int t = group.rank(), g = group.size();
+  const float n = static_cast<float>(a.size);
+  for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
+    const S* in = x + row * a.size;
+    S* out = y + row * a.size;
+    float mean = 0;
+    if (!a.rms) {
+      KahanSum sum;
+      for (int64_t i = t; i < a.size; i += g) sum.add(to_float(in[i]));
+      mean = group.reduce(sum.value(), SumOp(), 0.0f, scratch) / n;
+    }
+    KahanSum squares;
+    for (int64_t i = t; i < a.size; i += g) {
+      const float d = to_float(in[i]) - mean;
+      squares.add(d * d);
+    }
+    const float var = group.reduce(squares.value(), SumOp(), 0.0f, scratch) / n;
+    const float inv = 1.0f / sqrtf(var + a.epsilon);
+    for (int64_t i = t; i < a.size; i += g) out[i] = from_float<S>(affine<S>(a, row, i, (to_float(in[i]) - mean) * inv));
+  }
+}
+
+template <typename S, bool kWarp>
+void launch_cached(const S* x, S* y, const NormArgs& a, const RowLaunch& r, unsigned blocks, cudaStream_t stream) {
+  switch (r.per_thread) {
+// Block rows cache 4..16 values per thread (row_launch), so only warps instantiate the rest.
+#define TO_NORM_CASE(n)                                                          \
+  case n:                                                                        \
+    if constexpr (kWarp || (n >= 4 && n <= 16))                                  \
+      norm_rows_cached<S, n, kWarp><<<blocks, r.threads, 0, stream>>>(x, y, a); \
+    break;
+    TO_NORM_CASE(1)
+    TO_NORM_CASE(2)
+    TO_NORM_CASE(4)
+    TO_NORM_CASE(8)
+    TO_NORM_CASE(16)
+    TO_NORM_CASE(32)
+#undef TO_NORM_CASE
+    default: norm_rows_streamed<S><<<blocks, r.threads, 0, stream>>>(x, y, a);
+  }
+}
+
+template <typename S>
+void launch_norm_typed(const void* xv, void* yv, const NormArgs& a, const RowLaunch& r, cudaStream_t stream) {
+  const S* x = static_cast<const S*>(xv);
+  S* y = static_cast<S*>(yv);
+  const unsigned blocks = device::grid_for(a.rows, r.warp ? r.threads / 32 : 1);
+  if (!r.warp && r.per_thread == 0) norm_rows_streamed<S><<<blocks, r.threads, 0, stream>>>(x, y, a);
+  else if (r.warp) launch_cached<S, true>(x, y, a, r, blocks, stream);
+  else launch_cached<S, false>(x, y, a, r, blocks, stream);
+}
+
+template <typename S>
+__global__ void batch_norm_kernel(const S* __restrict__ x, S* __restrict__ y, BatchNormArgs a) {
+  const S* scale = static_cast<const S*>(a.scale);
+  const S* bias = static_cast<const S*>(a.bias);
+  const S* mean = static_cast<const S*>(a.mean);
+  const S* var = static_cast<const S*>(a.variance);
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c = (i / a.inner) % a.channels;
+    const float inv = 1.0f / sqrtf(to_float(var[c]) + a.epsilon);
+    y[i] = from_float<S>((to_float(x[i]) - to_float(mean[c])) * inv * to_float(scale[c]) + to_float(bias[c]));
+  }
+}
+
+template <typename S>
+void launch_batch_norm_typed(const void* x, void* y, const BatchNormArgs& a, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  batch_norm_kernel<S><<<device::grid_for(a.count, kThreads), kThreads, 0, stream>>>(static_cast<const S*>(x),
+                                                                                     static_cast<S*>(y), a);
+}
+
+}  // namespace
+
+cudaError_t launch_norm(const void* x, void* y, DataType type, const NormArgs& args, const RowLaunch& rows,
+                        cudaStream_t stream) {
+  if (args.rows == 0 || args.size == 0) return cudaSuccess;
+  if (rows.threads % 32 || rows.threads > 1024 || (rows.warp && (rows.per_thread < 1 || rows.per_thread > 32)) ||
+      (args.groups && (args.spatial <= 0 || args.channels_per_group <= 0)))
+    return cudaErrorInvalidValue;
+  switch (type) {
+    case DataType::kFloat32: launch_norm_typed<float>(x, y, args, rows, stream); break;
+    case DataType::kFloat16: launch_norm_typed<__half>(x, y, args, rows, stream); break;
+    case DataType::kBFloat16: launch_norm_typed<__nv_bfloat16>(x, y, args, rows, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_batch_norm(const void* x, void* y, DataType type, const BatchNormArgs& args, cudaStream_t stream) {
+  if (args.count == 0) return cudaSuccess;
+  if (args.channels <= 0 || args.inner <= 0) return cudaErrorInvalidValue;
+  switch (type) {
+    case DataType::kFloat32: launch_batch_norm_typed<float>(x, y, args, stream); break;
+    case DataType::kFloat16: launch_batch_norm_typed<__half>(x, y, args, stream); break;
+    case DataType::kBFloat16: launch_batch_norm_typed<__nv_bfloat16>(x, y, args, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,101 @@
+// kernel.quantize and kernel.dequantize: per-tensor or per-channel scales; int8 and fp8 e4m3
+// on the quantized side, fp32/fp16/bf16 on the other; linear tensors.
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels/pointwise_families.h"
+#include "backends/cuda/kernels/quantize_kernel.h"
+#include "graph/attributes.h"
+#include "graph/op_def.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+bool is_quantized(DataType t) { return t == DataType::kInt8 || t == DataType::kFloat8E4M3; }
+
+// The scale indexing of the step, as the reference decides it: a [C] scale with C != 1 is
+// per-channel along `axis`, anything else one scale.
+Result<QuantizeArgs> quantize_args(const StepInstance& step, bool dequantize) {
+  const Dims& x = step.anchor.inputs[0]->shape;
+  const Dims& s = step.anchor.inputs[1]->shape;
+  QuantizeArgs a;
+  a.dequantize = dequantize;
+  a.count = elements_in(x);
+  a.in_type = step.anchor.inputs[0]->dtype;
+  a.scale_type = step.anchor.inputs[1]->dtype;
+  a.out_type = step.outputs[0].dtype;
+  const bool per_channel = s.rank() == 1 && s[0] != 1;
+  if (!per_channel) {
+    if (elements_in(s) != 1) return invalid_argument("scale {} is neither one value nor per-channel", s.to_string());
+    return a;
+  }
+  const int64_t attr = graph::get_int(step.anchor.node.attributes, "axis", 1);
+  const auto axis = graph::normalize_axis(attr, x.rank());
+  if (!axis) return invalid_argument("axis {} is out of range for {}", attr, x.to_string());
+  if (x[*axis] != s[0]) return invalid_argument("scale {} does not match dim {} of {}", s.to_string(), *axis, x.to_string());
+  a.channels = s[0];
+  for (size_t d = static_cast<size_t>(*axis) + 1; d < x.rank(); ++d) a.inner *= x[d];
+  if (a.inner == 0) a.inner = 1;  // an empty tensor: nothing runs
+  return a;
+}
+
+class QuantizeTactic final : public KernelTactic {
+ public:
+  QuantizeTactic(const char* family, bool dequantize) : KernelTactic(family, ""), dequantize_(dequantize) {}
+  Status initialize(const StepInstance& step, const RunContext&) override {
+    initialized_ = false;
+    TO_ASSIGN_OR_RETURN(args_, quantize_args(step, dequantize_));
+    initialized_ = true;
+    return Status::ok();
+  }
+  Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
+    TO_RETURN_IF_ERROR(require_initialized());
+    return cuda_status(
+        launch_quantize(buffers.inputs[0].data, buffers.inputs[1].data, buffers.outputs[0].data, args_, ctx.stream),
+        dequantize_ ? "dequantize kernel" : "quantize kernel");
+  }
+
+ private:
+  bool dequantize_;
+  QuantizeArgs args_;
+};
+
+class QuantizeFamily final : public KernelFamily {
+ public:
+  QuantizeFamily(const char* name, bool dequantize) : KernelFamily(name), name_(name), dequantize_(dequantize) {}
+  Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
+    TO_RETURN_IF_ERROR(check_layer(step, /*allow_nhwc=*/false, /*any_type=*/true));
+    if (step.anchor.inputs.size() < 2 || !step.anchor.inputs[0] || !step.anchor.inputs[1])
+      return refuse(step, "needs an input and a scale");
+    const DataType in = step.anchor.inputs[0]->dtype, scale = step.anchor.inputs[1]->dtype, out = step.outputs[0].dtype;
+    const DataType wide = dequantize_ ? out : in, narrow = dequantize_ ? in : out;
+    if (!is_kernel_float(wide)) return refuse(step, "floating side is {} (takes fp32, fp16, bf16)", data_type_name(wide));
+    if (!is_quantized(narrow)) return refuse(step, "quantized side is {} (takes int8, fp8e4m3)", data_type_name(narrow));
+    if (!is_kernel_float(scale)) return refuse(step, "scale type {} (takes fp32, fp16, bf16)", data_type_name(scale));
+    if (narrow == DataType::kFloat8E4M3 && device.compute_capability() < 89)
+      return refuse(step, "fp8 e4m3 needs compute capability 8.9 or newer, this GPU has {}.{}", device.cc_major,
+                    device.cc_minor);
+    auto args = quantize_args(step, dequantize_);
+    if (!args.is_ok()) return refuse(step, "{}", args.status().message());
+    return Status::ok();
+  }
+
+ protected:
+  std::unique_ptr<CudaTactic> make(const std::string&) const override {
+    return std::make_unique<QuantizeTactic>(name_, dequantize_);
+  }
+
+ private:
+  const char* name_;
+  bool dequantize_;
+};
+
+}  // namespace
+
+std::shared_ptr<const TacticFamily> make_quantize_family() {
+  return std::make_shared<QuantizeFamily>("kernel.quantize", false);
+}
+std::shared_ptr<const TacticFamily> make_dequantize_family() {
+  return std::make_shared<QuantizeFamily>("kernel.dequantize", true);
+}
+
+}  // namespace tensoracle::backends::cuda
