@@ -217,6 +217,18 @@ TEST_F(AttentionOnGpu, FullAdditiveMaskFp16) {
   check_backend(c, 8);
 }
 
+// Masks cuDNN cannot read through strides: broadcast along the keys, and batch dims that do not
+// collapse into one stride (cudnn.sdpa copies them into a dense bias first).
+TEST_F(AttentionOnGpu, MaskBroadcastAlongKeysFp16) {
+  check_backend(AttentionCase::self(DataType::kFloat16, Dims{2, 4, 64, 64}).with_mask(Dims{2, 1, 64, 1}, DataType::kFloat16), 17);
+}
+
+TEST_F(AttentionOnGpu, Rank5MaskOverSomeBatchDimsBf16) {
+  check_backend(AttentionCase::self(DataType::kBFloat16, Dims{2, 3, 4, 32, 64})
+                    .with_mask(Dims{2, 1, 4, 32, 32}, DataType::kBFloat16),
+                18);
+}
+
 TEST_F(AttentionOnGpu, MultiQueryFp16) {  // one k/v head shared by every q head
   check_backend(AttentionCase(DataType::kFloat16, Dims{2, 8, 64, 64}, Dims{2, 1, 64, 64}, Dims{2, 1, 64, 64}), 9);
 }
@@ -405,6 +417,18 @@ TEST_F(AttentionFamilies, ReplayedChoicesGiveIdenticalOutputs) {
     ASSERT_EQ(first.byte_size(), again.byte_size());
     EXPECT_EQ(std::memcmp(first.data(), again.data(), first.byte_size()), 0) << name << " replay differs";
   }
+}
+
+TEST_F(AttentionFamilies, SdpaCopiesAMaskItCannotStrideIntoADenseBias) {
+  const Built b =
+      build(AttentionCase::self(DataType::kFloat16, Dims{2, 4, 64, 64}).with_mask(Dims{2, 1, 64, 1}, DataType::kFloat16), 27);
+  Step s = step_of(b.net);
+  auto tactics = family("cudnn.sdpa").candidates(*s.step, ctx_, 1);
+  ASSERT_TRUE(tactics.is_ok()) << tactics.status().message();
+  EXPECT_EQ(tactics->front()->choice().at("dense_mask"), true);
+  EXPECT_GE(tactics->front()->workspace_size(*s.step), size_t{2 * 64 * 64 * 2});
+  expect_close(run_tactic(*tactics->front(), *s.step, b), run_backend("cpu", b), bound(DataType::kFloat16),
+               "dense bias vs cpu");
 }
 
 TEST_F(AttentionFamilies, SdpaRefusesWhatItCannotRunWithReasons) {
