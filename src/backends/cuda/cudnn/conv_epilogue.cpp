@@ -76,6 +76,9 @@ Result<ConvEpilogue> conv_epilogue(const StepInstance& step, const ConvProblem& 
                            what, other, t.shape.to_string(), problem.y_shape.to_string());
       op.extra = other - 1;
       op.operand = *shape;
+      if (static_cast<size_t>(op.extra) < step.extra_input_layouts.size()) op.layout = step.extra_input_layouts[op.extra];
+      if (op.layout == Layout::kNhwc && t.shape != problem.y_shape)
+        return unsupported("{}: extra input {} is nhwc but not of the output's shape", what, other);
     } else if (in.a != current) {
       return unsupported("{}: instruction {} does not read the running value", what, i);
     }
@@ -98,7 +101,7 @@ EpilogueLaunch epilogue_launch(const ConvProblem& problem, const ConvEpilogue& e
     e.kind[i] = op.kind;
     if (op.extra < 0) continue;
     e.operand[i].data = buffers.extra_inputs.at(static_cast<size_t>(op.extra)).data;
-    const auto strides = canonical_strides(op.operand, Layout::kLinear);
+    const auto strides = canonical_strides(op.operand, op.layout);
     for (int d = 0; d < 5; ++d) e.operand[i].stride[d] = strides[static_cast<size_t>(d)];
   }
   return e;

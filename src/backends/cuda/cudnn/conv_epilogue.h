@@ -18,6 +18,7 @@ struct ConvEpilogueOp {
   EpilogueOpKind kind = EpilogueOpKind::kRelu;
   int extra = -1;  // kAddTensor / kMulTensor: index into StepBuffers::extra_inputs
   Dims operand;    // that input's shape right-aligned to the output's rank (1 where broadcast)
+  Layout layout = Layout::kLinear;  // that input's layout (StepInstance::extra_input_layouts)
 };
 
 struct ConvEpilogue {

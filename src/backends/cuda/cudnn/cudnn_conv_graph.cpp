@@ -173,7 +173,7 @@ Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build(const ConvProblem&
           operand = g->tensor(fe::graph::Tensor_attributes()
                                   .set_name("operand" + std::to_string(i))
                                   .set_dim(dims)
-                                  .set_stride(contiguous(dims))
+                                  .set_stride(strides_in(dims, op.layout))
                                   .set_data_type(io)
                                   .set_uid(kOperandUid + static_cast<int64_t>(impl.operand_extra.size())));
           impl.operand_extra.push_back(op.extra);
