@@ -68,8 +68,6 @@ struct Prepared {
   std::unordered_map<int64_t, void*> pack;
 };
 
-// Builds the graph for `step` and picks `engine` on it: fused when asked and possible, else the
-// plain graph (the epilogue kernel then does bias and epilogue).
 // The step's problem and epilogue, no graph yet.
 Result<Prepared> describe(const StepInstance& step, cudnnContext* handle) {
   Prepared p;
@@ -80,6 +78,8 @@ Result<Prepared> describe(const StepInstance& step, cudnnContext* handle) {
   return p;
 }
 
+// Builds the graph for `step` and picks `engine` on it: fused when asked and possible, else the
+// plain graph (the epilogue kernel then does bias and epilogue).
 Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string& engine, cudnnContext* handle) {
   TO_ASSIGN_OR_RETURN(Prepared p, describe(step, handle));
   if (p.problem.output_elements() == 0) return p;
