@@ -122,7 +122,7 @@ struct StepFixture {
 
  private:
   explicit StepFixture(const Case& c)
-      : net(network_for(c)), anchor_inputs(descs(net)), step{anchor_of(net, anchor_inputs), {}, {}, {}, {}} {
+      : net(network_for(c)), anchor_inputs(descs(net)), step{anchor_of(net, anchor_inputs), {}, {}, {}, {}, {}} {
     step.input_layouts = {Layout::kLinear, Layout::kLinear};
     step.output_layouts = {Layout::kLinear};
     const TensorDesc product = step.anchor.outputs[0];
@@ -131,6 +131,7 @@ struct StepFixture {
     const auto desc_of = [&](const char* name) { return net.tensor(net.find_tensor(name).value()).desc; };
     if (c.bias) p.inputs.push_back(desc_of("bias"));
     if (c.residual) p.inputs.push_back(desc_of("residual"));
+    step.extra_input_layouts.assign(p.inputs.size() - 1, Layout::kLinear);
     int current = 0;
     const auto append = [&](PointwiseCode code, int operand) {
       PointwiseInstr in;
@@ -310,6 +311,9 @@ TEST(MatmulPlanTest, RefusesFp64AndNonLinearLayouts) {
   auto fixture = StepFixture::make({"nhwc", DataType::kFloat16, {1, 2, 8, 8}, {8, 8}});
   fixture->step.input_layouts[0] = Layout::kNhwc;
   expect_refused(plan_matmul(fixture->step), "layout nhwc");
+  auto extra = StepFixture::make({"extra_nhwc", DataType::kFloat16, {1, 2, 8, 8}, {8, 8}, false, false, false, true});
+  extra->step.extra_input_layouts[0] = Layout::kNhwc;
+  expect_refused(plan_matmul(extra->step), "epilogue input layout nhwc");
 }
 
 TEST(MatmulPlanTest, FamilyIsRegisteredForMatMul) {

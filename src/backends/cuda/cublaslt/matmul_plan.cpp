@@ -152,6 +152,9 @@ Result<MatmulPlan> plan_matmul(const StepInstance& step) {
     if (layout != Layout::kLinear) return unsupported("layer '{}': input layout {} (takes linear)", layer, layout_name(layout));
   for (Layout layout : step.output_layouts)
     if (layout != Layout::kLinear) return unsupported("layer '{}': output layout {} (takes linear)", layer, layout_name(layout));
+  for (Layout layout : step.extra_input_layouts)
+    if (layout != Layout::kLinear)
+      return unsupported("layer '{}': epilogue input layout {} (takes linear)", layer, layout_name(layout));
 
   const TensorDesc& a_desc = *step.anchor.inputs[0];
   const TensorDesc& b_desc = *step.anchor.inputs[1];
