@@ -96,8 +96,9 @@ Result<ComposedPlan> plan_for(const StepInstance& step) {
 
   const size_t esize = data_type_size(p.dtype);
   plan.probs_in_place = p.dtype == DataType::kFloat32;
+  const int64_t bytes_per_score = 4 + (plan.probs_in_place ? 0 : static_cast<int64_t>(esize));  // S, and P apart
   const std::optional<int64_t> matrix = checked_mul(p.lq, p.lk);
-  const std::optional<int64_t> matrix_bytes = matrix ? checked_mul(*matrix, int64_t{4} + (plan.probs_in_place ? 0 : int64_t(esize))) : std::nullopt;
+  const std::optional<int64_t> matrix_bytes = matrix ? checked_mul(*matrix, bytes_per_score) : std::nullopt;
   if (!matrix_bytes) return unsupported("layer '{}': scores of {} x {} overflow", p.layer, p.lq, p.lk);
   // The largest divisor of the group that fits the budget (one matrix at least).
   const int64_t fits = std::max<int64_t>(1, static_cast<int64_t>(kScoresBudget) / std::max<int64_t>(1, *matrix_bytes));
