@@ -42,7 +42,9 @@ class CudaExecution : public ExecutionBackend {
       }
       TO_ASSIGN_OR_RETURN(cu::DeviceBuffer buffer, cu::DeviceBuffer::allocate(std::max<size_t>(bytes, 1), t.name.c_str()));
       if (t.is_input && bytes) TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer.data(), inputs.at(t.name).data, bytes, cudaMemcpyHostToDevice));
-      if (!t.is_input) TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, output_shapes.at(t.name)));
+      if (!t.is_input) {
+        TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, output_shapes.at(t.name)));
+      }
       bindings[t.name] = buffer.data();
       staging.push_back(std::move(buffer));
     }
