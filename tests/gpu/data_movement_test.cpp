@@ -133,8 +133,8 @@ TEST(CopyPlan, AConcatSlabIsTwoDimensionalAndWidensOnlyWhenAligned) {
   EXPECT_EQ(misaligned.count, 2 * 3 * 8);
 }
 
-TEST(CopyPlan, NegativeStridesAreKeptAndNeverWidened) {
-  StridedCopy c;  // reversed rows of [4, 8] fp32
+TEST(CopyPlan, NegativeStridesWalkBackwards) {
+  StridedCopy c;  // the rows of [4, 8] fp32 in reverse order
   c.rank = 2;
   c.shape[0] = 4;
   c.shape[1] = 8;
@@ -145,13 +145,17 @@ TEST(CopyPlan, NegativeStridesAreKeptAndNeverWidened) {
   c.in_offset = 24;
   CopyPlan plan = plan_strided_copy(c, 4, kAligned, kAligned);
   ASSERT_EQ(plan.copy.rank, 2);
-  EXPECT_EQ(plan.copy.in_stride[0], -2);  // rows of two 16-byte words, walked backwards
-  EXPECT_EQ(plan.word_size, 16u);
-  c.in_stride[1] = -1;  // reversed columns too: nothing contiguous
+  EXPECT_EQ(plan.word_size, 16u);  // each row is two 16-byte words, still contiguous
+  EXPECT_EQ(plan.copy.in_stride[0], -2);
+  EXPECT_EQ(plan.copy.in_offset, 6);
+
+  c.in_stride[1] = -1;  // every element reversed: one backward run of single elements
   c.in_offset = 31;
   plan = plan_strided_copy(c, 4, kAligned, kAligned);
+  ASSERT_EQ(plan.copy.rank, 1);
+  EXPECT_EQ(plan.copy.in_stride[0], -1);
   EXPECT_EQ(plan.word_size, 4u);
-  EXPECT_EQ(plan.copy.in_stride[1], -1);
+  EXPECT_FALSE(tiled_copy_applies(plan));
 }
 
 TEST(CopyPlan, AnEmptyDimMeansNothingToCopy) {
