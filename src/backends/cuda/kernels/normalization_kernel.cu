@@ -29,16 +29,19 @@ __global__ void __launch_bounds__(1024) norm_rows_cached(const S* __restrict__ x
   for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
     const S* in = x + row * a.size;
     S* out = y + row * a.size;
+    // The mean is summed as deviations from the row's first element, so a large common offset
+    // (activations around 1000 with unit spread) costs no precision.
+    const float shift = a.rms ? 0.0f : to_float(in[0]);
     float v[kPer];
-    float sum = 0;
+    float deviations = 0;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int64_t i = t + static_cast<int64_t>(j) * g;
       v[j] = i < a.size ? to_float(in[i]) : 0.0f;
-      sum += v[j];
+      if (i < a.size) deviations += v[j] - shift;
     }
     float mean = 0;
-    if (!a.rms) mean = group.reduce(sum, SumOp(), 0.0f, scratch) / n;
+    if (!a.rms) mean = shift + group.reduce(deviations, SumOp(), 0.0f, scratch) / n;
     float squares = 0;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
@@ -67,9 +70,10 @@ __global__ void __launch_bounds__(1024) norm_rows_streamed(const S* __restrict__
     S* out = y + row * a.size;
     float mean = 0;
     if (!a.rms) {
-      KahanSum sum;
-      for (int64_t i = t; i < a.size; i += g) sum.add(to_float(in[i]));
-      mean = group.reduce(sum.value(), SumOp(), 0.0f, scratch) / n;
+      const float shift = to_float(in[0]);  // as in the cached kernel
+      KahanSum deviations;
+      for (int64_t i = t; i < a.size; i += g) deviations.add(to_float(in[i]) - shift);
+      mean = shift + group.reduce(deviations.value(), SumOp(), 0.0f, scratch) / n;
     }
     KahanSum squares;
     for (int64_t i = t; i < a.size; i += g) {

@@ -1,8 +1,9 @@
 // Normalization kernels on linear fp32, fp16 or bf16 tensors; parameters (scale, bias, mean,
 // variance) have the input's type. Statistics in fp32 with two passes over values cached in
-// registers (mean, then the biased variance of the deviations), as src/backends/cpu/
-// normalization.cpp computes them in fp64; rows too long to cache stream from memory with
-// compensated sums.
+// registers (the mean, summed as deviations from the row's first element so that a large
+// common offset costs no precision, then the biased variance of the deviations from the mean),
+// as src/backends/cpu/normalization.cpp computes them in fp64; rows too long to cache stream
+// from memory with compensated sums.
 //
 // launch_norm covers layer norm and RMS norm (rows = the trailing dims from the axis, the affine
 // index is the position in the row) and group and instance norm (rows = the channels of one

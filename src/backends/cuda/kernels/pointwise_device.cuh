@@ -86,6 +86,19 @@ __device__ __forceinline__ float e5m2_to_float(uint8_t v) {
   return decode_minifloat<5, 2>(magnitude, negative);
 }
 
+// ---- fp16 and bf16 with the host's NaN encodings ----
+// The hardware conversions round to nearest even like float_formats.h, but write their own NaN;
+// these give the host's (fp16 sign|0x7E00, bf16 the upper half with the quiet bit set), so
+// stored tensors compare bit for bit with the reference's.
+__device__ __forceinline__ __half to_half(float v) {
+  if (v != v) return __ushort_as_half(static_cast<unsigned short>(((__float_as_uint(v) >> 16) & 0x8000u) | 0x7E00u));
+  return __float2half_rn(v);
+}
+__device__ __forceinline__ __nv_bfloat16 to_bf16(float v) {
+  if (v != v) return __ushort_as_bfloat16(static_cast<unsigned short>((__float_as_uint(v) >> 16) | 0x0040u));
+  return __float2bfloat16_rn(v);
+}
+
 // ---- any type <-> compute type ----
 
 // Element `i` of `p` (of `type`) in compute type T.
@@ -148,8 +161,8 @@ template <typename T>
 __device__ __forceinline__ void store(void* p, int64_t i, DataType type, T v) {
   switch (type) {
     case DataType::kFloat32: static_cast<float*>(p)[i] = static_cast<float>(v); return;
-    case DataType::kFloat16: static_cast<__half*>(p)[i] = __float2half_rn(static_cast<float>(v)); return;
-    case DataType::kBFloat16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(static_cast<float>(v)); return;
+    case DataType::kFloat16: static_cast<__half*>(p)[i] = to_half(static_cast<float>(v)); return;
+    case DataType::kBFloat16: static_cast<__nv_bfloat16*>(p)[i] = to_bf16(static_cast<float>(v)); return;
     case DataType::kFloat8E4M3: static_cast<uint8_t*>(p)[i] = float_to_e4m3(static_cast<float>(v), false); return;
     case DataType::kFloat8E5M2: static_cast<uint8_t*>(p)[i] = float_to_e5m2(static_cast<float>(v)); return;
     case DataType::kFloat64: static_cast<double*>(p)[i] = static_cast<double>(v); return;
@@ -180,9 +193,9 @@ __device__ __forceinline__ S from_float(float v);
 template <>
 __device__ __forceinline__ float from_float<float>(float v) { return v; }
 template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ __half from_float<__half>(float v) { return to_half(v); }
 template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return to_bf16(v); }
 
 // ---- reductions within a warp and a block ----
 
