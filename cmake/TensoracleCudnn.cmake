@@ -17,7 +17,8 @@ endif()
 add_library(tensoracle_cudnn INTERFACE)
 add_library(tensoracle::cudnn ALIAS tensoracle_cudnn)
 target_include_directories(tensoracle_cudnn SYSTEM INTERFACE ${TENSORACLE_CUDNN_INCLUDE_DIR} ${TENSORACLE_CUDNN_FRONTEND_INCLUDE_DIR})
-target_link_libraries(tensoracle_cudnn INTERFACE ${TENSORACLE_CUDNN_LIBRARY})
+# The frontend compiles some of its own engines at run time with NVRTC.
+target_link_libraries(tensoracle_cudnn INTERFACE ${TENSORACLE_CUDNN_LIBRARY} CUDA::nvrtc)
 # The frontend's JSON helpers would bring their own copy of nlohmann/json; plans are recorded by
 # our own code instead.
 target_compile_definitions(tensoracle_cudnn INTERFACE CUDNN_FRONTEND_SKIP_JSON_LIB=1)
