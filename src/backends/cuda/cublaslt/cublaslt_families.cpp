@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "backends/cuda/cublaslt/lt_gemm.h"
 #include "backends/cuda/cublaslt/matmul_plan.h"
@@ -38,6 +40,27 @@ bool same_shapes(const std::vector<Dims>& shapes, const StepInstance& step) {
   for (const TensorDesc& out : step.outputs)
     if (!next(out.shape)) return false;
   return i == shapes.size();
+}
+
+// A cuBLASLt handle of the current device for heuristic queries outside a run (can_implement has
+// no RunContext), created on first use and kept for the process; null where none can be created
+// (no GPU), and then can_implement judges by the plan alone.
+cublasLtHandle_t query_handle() {
+  static std::mutex mutex;
+  static std::map<int, cublasLtHandle_t> handles;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();  // leave no sticky error behind for the caller's next check
+    return nullptr;
+  }
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = handles.find(device);
+  if (it == handles.end()) {
+    cublasLtHandle_t handle = nullptr;
+    if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) handle = nullptr;
+    it = handles.emplace(device, handle).first;
+  }
+  return it->second;
 }
 
 class MatmulTactic final : public CudaTactic {
@@ -119,6 +142,13 @@ class MatmulFamily final : public TacticFamily {
         device.compute_capability() < 80)
       return unsupported("layer '{}': bf16 needs compute capability 8.0+, this GPU is {}.{}", step.anchor.node.name,
                          device.cc_major, device.cc_minor);
+    // cuBLASLt may have no algorithm for an epilogue at some type and alignment: ask, so that the
+    // planner leaves such a layer unfused instead of failing the build.
+    if (plan.kind == MatmulPlan::Kind::kGemm)
+      if (cublasLtHandle_t handle = query_handle()) {
+        auto gemm = LtGemm::create(handle, plan.gemm);
+        if (!gemm.is_ok()) return gemm.status().with_context(fmt::format("layer '{}'", step.anchor.node.name));
+      }
     return Status::ok();
   }
 
