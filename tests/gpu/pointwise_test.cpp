@@ -1,0 +1,800 @@
+// The CUDA computing kernels -- pointwise programs, softmax, reduce, the norms and Q/DQ --
+// checked against the CPU reference.
+//
+// - Program building, launch planning and family decisions are host code: those tests run
+//   anywhere.
+// - Every candidate of a family runs directly (initialize + run on poisoned outputs) on a
+//   one-layer network and is compared with the CPU backend: integer, bool and Q/DQ results bit
+//   for bit, fp32 within rel L2 1e-6, fp16/bf16 within their storage precision.
+// - Fused chains go through create_backend("cuda") -> execute, which plans and fuses them.
+// GPU tests skip with the reason where no GPU is present.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/kernels/pointwise_launch.h"
+#include "backends/cuda/kernels/reformat.h"
+#include "tensoracle/compare.h"
+#include "tensoracle/float_formats.h"
+#include "tensoracle/network.h"
+
+namespace tensoracle::backends::cuda {
+namespace {
+
+#define CUDA_OK(call)                                                              \
+  do {                                                                             \
+    const cudaError_t error_ = (call);                                             \
+    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
+  } while (0)
+
+// ---------------------------------------------------------------- inputs
+
+enum class Fill {
+  kMixed,     // non-zero, mixed signs, magnitudes 1/8 .. 8 (integers: odd values in -99 .. 99)
+  kPositive,  // 0.25 .. 4 (variances, divisors)
+  kNearOne,   // 0.6 .. 1.6 with mixed signs (long products)
+  kOffset,    // 1000 + N(0, 1): a large mean over a small spread (norm statistics)
+};
+
+HostArray random_array(DataType type, Dims shape, uint32_t seed, Fill fill = Fill::kMixed) {
+  HostArray array = HostArray::zeros(type, shape).value();
+  std::mt19937 rng(seed);
+  std::vector<double> values(static_cast<size_t>(array.element_count()));
+  std::uniform_real_distribution<double> magnitude(0.125, 8.0), positive(0.25, 4.0), near_one(0.6, 1.6);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> integer(-50, 49);
+  std::bernoulli_distribution negative(0.5);
+  for (double& v : values) {
+    if (type == DataType::kBool)
+      v = negative(rng) ? 1 : 0;
+    else if (!is_floating_point(type))
+      v = fill == Fill::kPositive ? 1 + (integer(rng) + 50) % 9 : 2 * integer(rng) + 1;
+    else if (fill == Fill::kPositive)
+      v = positive(rng);
+    else if (fill == Fill::kNearOne)
+      v = negative(rng) ? -near_one(rng) : near_one(rng);
+    else if (fill == Fill::kOffset)
+      v = 1000.0 + normal(rng);
+    else
+      v = negative(rng) ? -magnitude(rng) : magnitude(rng);
+  }
+  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
+  return array;
+}
+
+// named("x", array_x, "y", array_y, ...)
+NamedArrays named() { return {}; }
+template <typename... Rest>
+NamedArrays named(const std::string& name, HostArray array, Rest&&... rest) {
+  NamedArrays out = named(std::forward<Rest>(rest)...);
+  out[name] = std::move(array);
+  return out;
+}
+
+// ---------------------------------------------------------------- steps of one-layer networks
+
+// The last node of `net` as a step with concrete shapes; a pointwise node gets its program.
+struct OneLayer {
+  Network net;
+  std::vector<const TensorDesc*> inputs;
+  std::vector<TensorDesc> outputs;
+
+  explicit OneLayer(Network n) : net(std::move(n)) {
+    const Node& node = net.node(net.num_nodes() - 1);
+    for (Tensor t : node.inputs) inputs.push_back(t.valid() ? &net.tensor(t).desc : nullptr);
+    for (Tensor t : node.outputs) outputs.push_back(net.tensor(t).desc);
+  }
+  const Node& node() const { return net.node(net.num_nodes() - 1); }
+  StepInstance step(Layout layout = Layout::kLinear) const {
+    StepInstance step{NodeInstance{node(), inputs, outputs}, {}, {}, {}, {}, outputs};
+    step.input_layouts.assign(inputs.size(), layout);
+    step.output_layouts.assign(outputs.size(), layout);
+    if (is_pointwise(node().kind)) {
+      std::vector<int> operands;
+      for (const TensorDesc* d : inputs) {
+        operands.push_back(static_cast<int>(step.program.inputs.size()));
+        step.program.inputs.push_back(*d);
+      }
+      auto r =
+          append_pointwise_node(step.program, node(), static_cast<int64_t>(net.num_nodes() - 1), outputs[0], operands);
+      EXPECT_TRUE(r.is_ok()) << r.status().message();
+    }
+    return step;
+  }
+};
+
+Network one_layer(DataType type, Dims shape, const std::function<Tensor(Network&, Tensor)>& layer) {
+  Network n;
+  n.mark_output(layer(n, n.add_input("x", type, shape)), "y");
+  EXPECT_TRUE(n.status().is_ok()) << n.status().message();
+  return n;
+}
+
+const TacticFamily& family(const std::string& name) {
+  const TacticFamily* f = tactic_families().find(name);
+  EXPECT_NE(f, nullptr) << name << " is not registered";
+  return *f;
+}
+
+std::vector<std::string> candidate_names(const TacticFamily& f, const StepInstance& step) {
+  std::vector<std::string> names;
+  auto candidates = f.candidates(step, RunContext{}, 8);
+  EXPECT_TRUE(candidates.is_ok()) << candidates.status().message();
+  if (candidates.is_ok())
+    for (const auto& c : *candidates) names.push_back(c->name());
+  return names;
+}
+
+DeviceInfo hopper() {
+  DeviceInfo d;
+  d.cc_major = 9;
+  d.sm_count = 132;
+  return d;
+}
+
+// ---------------------------------------------------------------- host-only: programs
+
+TEST(PointwiseProgram, ActivationDefaultsComeFromTheGraphAsTheCpuReadsThem) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat32, {4});
+  n.activation(x, ActivationAttributes().set_kind(ActivationKind::kLeakyRelu));
+  n.activation(x, ActivationAttributes().set_kind(ActivationKind::kClip).set_beta(3.0));
+  PointwiseProgram p;
+  p.inputs.push_back(n.tensor(x).desc);
+  ASSERT_TRUE(append_pointwise_node(p, n.node(0), 0, n.tensor(x).desc, {0}).is_ok());
+  ASSERT_TRUE(append_pointwise_node(p, n.node(1), 1, n.tensor(x).desc, {1}).is_ok());
+  EXPECT_EQ(p.instrs[0].code, PointwiseCode::kLeakyRelu);
+  EXPECT_DOUBLE_EQ(p.instrs[0].alpha, 0.01);
+  EXPECT_EQ(p.instrs[1].code, PointwiseCode::kClip);
+  EXPECT_DOUBLE_EQ(p.instrs[1].alpha, 0.0);
+  EXPECT_DOUBLE_EQ(p.instrs[1].beta, 3.0);
+  EXPECT_EQ(p.instrs[1].node, 1);
+  EXPECT_EQ(p.to_string(), "leaky_relu(r0; 0.01, 0):fp32 -> clip(r1; 0, 3):fp32");
+}
+
+TEST(PointwiseProgram, EveryGraphOpMapsToItsCode) {
+  Network n;
+  Tensor a = n.add_input("a", DataType::kFloat32, {2});
+  Tensor c = n.add_input("c", DataType::kBool, {2});
+  n.elementwise(a, a, ElementwiseAttributes().set_op(ElementwiseOp::kGreaterEqual));
+  n.unary(a, UnaryAttributes().set_op(UnaryOp::kRound));
+  n.select(c, a, a);
+  n.cast(a, DataType::kInt8);
+  const PointwiseCode expected[] = {PointwiseCode::kGreaterEqual, PointwiseCode::kRound, PointwiseCode::kSelect,
+                                    PointwiseCode::kCast};
+  PointwiseProgram p;
+  p.inputs = {n.tensor(a).desc, n.tensor(c).desc};
+  for (size_t i = 0; i < 4; ++i) {
+    const Node& node = n.node(i);
+    std::vector<int> operands;
+    for (Tensor t : node.inputs) operands.push_back(t == c ? 1 : 0);
+    auto r = append_pointwise_node(p, node, static_cast<int64_t>(i), n.tensor(node.outputs[0]).desc, operands);
+    ASSERT_TRUE(r.is_ok()) << r.status().message();
+    EXPECT_EQ(*r, static_cast<int>(2 + i));
+    EXPECT_EQ(p.instrs[i].code, expected[i]);
+    EXPECT_EQ(p.instrs[i].type, n.tensor(node.outputs[0]).desc.dtype);
+  }
+  EXPECT_EQ(p.instrs[2].a, 1);  // the condition register
+  EXPECT_FALSE(append_pointwise_node(p, n.node(0), 0, n.tensor(a).desc, {7, 0}).is_ok())
+      << "a register not yet computed";
+}
+
+PointwiseProgram add_program(DataType type, Dims a, Dims b) {
+  PointwiseProgram p;
+  p.inputs = {{type, a}, {type, b}};
+  PointwiseInstr add{PointwiseCode::kAdd, 0, 1};
+  add.type = type;
+  p.instrs.push_back(add);
+  return p;
+}
+
+TEST(PointwiseLaunch, SameShapedTensorsTakeTheFlatPath) {
+  auto launch = PointwiseLaunch::prepare(add_program(DataType::kFloat16, {2, 3, 4}, {2, 3, 4}), {},
+                                         {DataType::kFloat16, {2, 3, 4}}, Layout::kLinear);
+  ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+  EXPECT_EQ(launch->merged_rank(), 1);
+  EXPECT_FALSE(launch->computes_in_fp64());
+}
+
+TEST(PointwiseLaunch, ABiasOverRowsMergesToTwoDims) {
+  auto launch = PointwiseLaunch::prepare(add_program(DataType::kFloat32, {8, 4, 16}, {16}), {},
+                                         {DataType::kFloat32, {8, 4, 16}}, Layout::kLinear);
+  ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+  EXPECT_EQ(launch->merged_rank(), 2);
+}
+
+TEST(PointwiseLaunch, WideIntegersComputeInFp64) {
+  auto launch =
+      PointwiseLaunch::prepare(add_program(DataType::kInt32, {5}, {1}), {}, {DataType::kInt32, {5}}, Layout::kLinear);
+  ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+  EXPECT_TRUE(launch->computes_in_fp64());
+}
+
+TEST(PointwiseLaunch, RefusesProgramsBeyondTheKernelsLimits) {
+  PointwiseProgram wide;
+  for (int i = 0; i < 17; ++i) wide.inputs.push_back({DataType::kFloat32, {4}});
+  wide.instrs.push_back(PointwiseInstr{PointwiseCode::kAdd, 0, 1});
+  EXPECT_EQ(PointwiseLaunch::check(wide).code(), StatusCode::kUnsupported);
+
+  PointwiseProgram deep;
+  deep.inputs.push_back({DataType::kFloat32, {4}});
+  for (int i = 0; i < 33; ++i) deep.instrs.push_back(PointwiseInstr{PointwiseCode::kRelu, i});
+  EXPECT_EQ(PointwiseLaunch::check(deep).code(), StatusCode::kUnsupported);
+  deep.instrs.resize(32);
+  EXPECT_TRUE(PointwiseLaunch::check(deep).is_ok());
+}
+
+TEST(PointwiseLaunch, AnInputThatDoesNotBroadcastIsAnError) {
+  auto launch = PointwiseLaunch::prepare(add_program(DataType::kFloat32, {3}, {4}), {}, {DataType::kFloat32, {4}},
+                                         Layout::kLinear);
+  EXPECT_FALSE(launch.is_ok());
+}
+
+// ---------------------------------------------------------------- host-only: families
+
+TEST(PointwiseFamilies, EveryLayerKindHasItsFamily) {
+  const std::pair<OpKind, const char*> expected[] = {{OpKind::kElementwise, "kernel.pointwise"},
+                                                     {OpKind::kUnary, "kernel.pointwise"},
+                                                     {OpKind::kActivation, "kernel.pointwise"},
+                                                     {OpKind::kCast, "kernel.pointwise"},
+                                                     {OpKind::kSelect, "kernel.pointwise"},
+                                                     {OpKind::kSoftmax, "kernel.softmax"},
+                                                     {OpKind::kReduce, "kernel.reduce"},
+                                                     {OpKind::kLayerNorm, "kernel.layer_norm"},
+                                                     {OpKind::kRmsNorm, "kernel.rms_norm"},
+                                                     {OpKind::kGroupNorm, "kernel.group_norm"},
+                                                     {OpKind::kInstanceNorm, "kernel.instance_norm"},
+                                                     {OpKind::kBatchNorm, "kernel.batch_norm"},
+                                                     {OpKind::kQuantize, "kernel.quantize"},
+                                                     {OpKind::kDequantize, "kernel.dequantize"}};
+  for (const auto& [kind, name] : expected) {
+    bool found = false;
+    for (const auto& f : tactic_families().for_kind(kind)) found |= f->name() == name;
+    EXPECT_TRUE(found) << name << " for " << op_kind_name(kind);
+  }
+}
+
+TEST(PointwiseFamilies, BertRowsOfferAWarpPerRowFirstAndReplayEachVariant) {
+  const OneLayer layer(one_layer(DataType::kFloat16, {128, 768}, [](Network& n, Tensor x) { return n.softmax(x); }));
+  const StepInstance step = layer.step();
+  const TacticFamily& f = family("kernel.softmax");
+  ASSERT_TRUE(f.can_implement(step, hopper()).is_ok());
+  const std::vector<std::string> names = candidate_names(f, step);
+  ASSERT_GE(names.size(), 2u);
+  EXPECT_EQ(names[0], "kernel.softmax#warp");
+  auto replayed = f.replay(step, nlohmann::json{{"variant", "block256"}});
+  ASSERT_TRUE(replayed.is_ok()) << replayed.status().message();
+  EXPECT_EQ((*replayed)->name(), "kernel.softmax#block256");
+  EXPECT_FALSE(f.replay(step, nlohmann::json{{"variant", "block3"}}).is_ok());
+}
+
+TEST(PointwiseFamilies, LongRowsGoToABlockPerRow) {
+  const OneLayer layer(one_layer(DataType::kFloat32, {8, 4096},
+                                 [](Network& n, Tensor x) { return n.layer_norm(x, Tensor{}, Tensor{}); }));
+  const std::vector<std::string> names = candidate_names(family("kernel.layer_norm"), layer.step());
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names[0], "kernel.layer_norm#block512");
+  for (const std::string& n : names) EXPECT_NE(n, "kernel.layer_norm#warp");
+}
+
+TEST(PointwiseFamilies, OnlyBatchNormAndPointwiseTakeNhwc) {
+  const OneLayer softmax(
+      one_layer(DataType::kFloat16, {2, 3, 4, 5}, [](Network& n, Tensor x) { return n.softmax(x); }));
+  const Status refused = family("kernel.softmax").can_implement(softmax.step(Layout::kNhwc), hopper());
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.message().find("layout nhwc"), std::string::npos) << refused.message();
+
+  Network bn;
+  Tensor x = bn.add_input("x", DataType::kFloat16, {2, 3, 4, 5});
+  std::vector<Tensor> p;
+  for (const char* name : {"scale", "bias", "mean", "var"}) p.push_back(bn.add_input(name, DataType::kFloat16, {3}));
+  bn.mark_output(bn.batch_norm(x, p[0], p[1], p[2], p[3]), "y");
+  const OneLayer batch_norm(std::move(bn));
+  StepInstance step = batch_norm.step(Layout::kLinear);
+  step.input_layouts[0] = step.output_layouts[0] = Layout::kNhwc;
+  EXPECT_TRUE(family("kernel.batch_norm").can_implement(step, hopper()).is_ok());
+
+  const OneLayer relu(one_layer(DataType::kFloat16, {2, 3, 4, 5}, [](Network& n, Tensor t) { return n.relu(t); }));
+  EXPECT_TRUE(family("kernel.pointwise").can_implement(relu.step(Layout::kNhwc), hopper()).is_ok());
+}
+
+TEST(PointwiseFamilies, Fp8NeedsAda) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat32, {4, 8});
+  Tensor s = n.add_input("s", DataType::kFloat32, {1});
+  n.mark_output(n.quantize(x, s, QuantizeAttributes().set_output_type(DataType::kFloat8E4M3).set_name("q8")), "y");
+  const OneLayer layer(std::move(n));
+  DeviceInfo ampere;
+  ampere.cc_major = 8;
+  ampere.cc_minor = 6;
+  const Status refused = family("kernel.quantize").can_implement(layer.step(), ampere);
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.message().find("layer 'q8'"), std::string::npos) << refused.message();
+  EXPECT_TRUE(family("kernel.quantize").can_implement(layer.step(), hopper()).is_ok());
+}
+
+TEST(PointwiseFamilies, ReduceRefusesTypesTheReferenceRefuses) {
+  const OneLayer layer(one_layer(DataType::kInt32, {4, 8}, [](Network& n, Tensor x) {
+    return n.reduce(x, ReduceAttributes().set_op(ReduceOp::kSum).set_axes({1}));
+  }));
+  EXPECT_TRUE(family("kernel.reduce").can_implement(layer.step(), hopper()).is_ok());
+  const OneLayer norm(
+      one_layer(DataType::kFloat32, {4, 8}, [](Network& n, Tensor x) { return n.layer_norm(x, Tensor{}, Tensor{}); }));
+  StepInstance with_epilogue = norm.step();
+  with_epilogue.program.inputs.push_back(norm.outputs[0]);
+  with_epilogue.program.instrs.push_back(PointwiseInstr{PointwiseCode::kRelu, 0});
+  EXPECT_EQ(family("kernel.layer_norm").can_implement(with_epilogue, hopper()).code(), StatusCode::kUnsupported);
+}
+
+// ---------------------------------------------------------------- on the GPU
+
+class OnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    const cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0)
+      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
+    CUDA_OK(cudaStreamCreate(&stream_));
+    cudaDeviceProp p{};
+    CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    device_.cc_major = p.major;
+    device_.cc_minor = p.minor;
+    device_.sm_count = p.multiProcessorCount;
+    device_.l2_bytes = static_cast<size_t>(p.l2CacheSize);
+    device_.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  struct DeviceMemory {
+    void* ptr = nullptr;
+    explicit DeviceMemory(size_t bytes) {
+      if (bytes) {
+        EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess);
+      }
+    }
+    ~DeviceMemory() { cudaFree(ptr); }
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+  };
+
+  std::unique_ptr<DeviceMemory> upload(const HostArray& host, Layout layout) {
+    auto linear = std::make_unique<DeviceMemory>(host.byte_size());
+    EXPECT_EQ(cudaMemcpy(linear->ptr, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
+    if (layout == Layout::kLinear) return linear;
+    auto laid_out = std::make_unique<DeviceMemory>(host.byte_size());
+    const Status s = launch_reformat({host.dtype(), host.shape(), Layout::kLinear, linear->ptr},
+                                     {host.dtype(), host.shape(), layout, laid_out->ptr}, stream_);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    return laid_out;
+  }
+
+  HostArray download(const DeviceTensor& t) {
+    HostArray host = HostArray::zeros(t.dtype, t.shape).value();
+    DeviceMemory linear(host.byte_size());
+    const void* src = t.data;
+    if (t.layout != Layout::kLinear) {
+      const Status s = launch_reformat(t, {t.dtype, t.shape, Layout::kLinear, linear.ptr}, stream_);
+      EXPECT_TRUE(s.is_ok()) << s.message();
+      src = linear.ptr;
+    }
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(host.data(), src, host.byte_size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+
+  // fp32 within rel L2 1e-6 of the fp64 reference; fp16 and bf16 within their storage precision.
+  static double rel_l2_bound(DataType type) {
+    return type == DataType::kFloat16 ? 2e-3 : type == DataType::kBFloat16 ? 1e-2 : 1e-6;
+  }
+
+  static void expect_matches(const std::string& what, const HostArray& got, const HostArray& want, bool exact) {
+    ASSERT_EQ(got.dtype(), want.dtype()) << what;
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    auto cmp = compare_outputs(got.view(), want.view());
+    ASSERT_TRUE(cmp.is_ok()) << what << ": " << cmp.status().message();
+    if (exact || !is_floating_point(got.dtype())) {
+      const bool same = std::memcmp(got.data(), want.data(), got.byte_size()) == 0;
+      EXPECT_TRUE(same) << what << ": not bit-identical (max abs error " << cmp->max_abs_error << ", "
+                        << cmp->candidate_non_finite.total() << " vs " << cmp->reference_non_finite.total()
+                        << " non-finite)";
+    } else {
+      EXPECT_EQ(cmp->candidate_non_finite.total(), cmp->reference_non_finite.total())
+          << what << ": unwritten or NaN outputs";
+      EXPECT_LE(cmp->rel_l2_error, rel_l2_bound(got.dtype()))
+          << what << " (max abs error " << cmp->max_abs_error << ")";
+    }
+    EXPECT_GT(cmp->l2_reference, 0.0) << what << ": the reference is all zeros, the test proves nothing";
+  }
+
+  // Runs every candidate of `family_name` for the network's last layer, on poisoned outputs, and
+  // compares each with the CPU backend.
+  void check_every_candidate(const std::string& family_name, Network net, const NamedArrays& inputs, bool exact,
+                             Layout layout = Layout::kLinear) {
+    auto cpu = create_backend("cpu");
+    ASSERT_TRUE(cpu.is_ok());
+    auto expected = (*cpu)->execute(net, views_of(inputs));
+    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+
+    const OneLayer layer(std::move(net));
+    const StepInstance step = layer.step(layout);
+    const TacticFamily& f = family(family_name);
+    const Status can = f.can_implement(step, device_);
+    ASSERT_TRUE(can.is_ok()) << can.message();
+    const RunContext ctx{stream_, nullptr, nullptr, &device_};
+    auto candidates = f.candidates(step, ctx, 8);
+    ASSERT_TRUE(candidates.is_ok()) << candidates.status().message();
+    ASSERT_FALSE(candidates->empty());
+
+    std::vector<std::unique_ptr<DeviceMemory>> in_memory;
+    StepBuffers buffers;
+    for (Tensor t : layer.node().inputs) {
+      if (!t.valid()) {
+        buffers.inputs.push_back({});
+        continue;
+      }
+      const HostArray& host = inputs.at(layer.net.tensor(t).name);
+      in_memory.push_back(upload(host, layout));
+      buffers.inputs.push_back({host.dtype(), host.shape(), layout, in_memory.back()->ptr});
+    }
+    for (auto& tactic : *candidates) {
+      SCOPED_TRACE(tactic->name());
+      const TensorDesc& d = layer.outputs[0];
+      const size_t bytes = static_cast<size_t>(d.shape.element_count().value()) * data_type_size(d.dtype);
+      DeviceMemory out(bytes);
+      CUDA_OK(cudaMemset(out.ptr, 0xFF, bytes));  // NaN / -1: never a correct output here
+      buffers.outputs = {{d.dtype, d.shape, layout, out.ptr}};
+      const Status init = tactic->initialize(step, ctx);
+      ASSERT_TRUE(init.is_ok()) << init.message();
+      const Status ran = tactic->run(step, buffers, ctx);
+      ASSERT_TRUE(ran.is_ok()) << ran.message();
+      CUDA_OK(cudaStreamSynchronize(stream_));
+      expect_matches(tactic->name(), download(buffers.outputs[0]), expected->at("y"), exact);
+    }
+  }
+
+  // Runs `net` through create_backend("cuda") and compares every output with the CPU backend.
+  void check_backend(const Network& net, const NamedArrays& inputs, bool exact) {
+    auto cpu = create_backend("cpu");
+    auto gpu = create_backend("cuda");
+    ASSERT_TRUE(cpu.is_ok());
+    ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
+    auto want = (*cpu)->execute(net, views_of(inputs));
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    auto got = (*gpu)->execute(net, views_of(inputs));
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    for (const auto& [name, array] : *want) {
+      ASSERT_TRUE(got->count(name)) << name;
+      expect_matches("cuda backend output '" + name + "'", got->at(name), array, exact);
+    }
+  }
+
+  cudaStream_t stream_ = nullptr;
+  DeviceInfo device_;
+};
+
+// ---- pointwise chains through the backend (the planner fuses them into one program)
+
+class Chains : public OnGpu {};
+
+TEST_F(Chains, AddReluMulCastToFp16IsBitExact) {
+  Network n;
+  Tensor a = n.add_input("a", DataType::kFloat32, {64, 96});
+  Tensor b = n.add_input("b", DataType::kFloat32, {96});  // broadcast over rows
+  Tensor c = n.add_input("c", DataType::kFloat32, {64, 1});
+  n.mark_output(n.cast(n.mul(n.relu(n.add(a, b)), c), DataType::kFloat16), "y");
+  check_backend(n,
+                named("a", random_array(DataType::kFloat32, {64, 96}, 1), "b",
+                      random_array(DataType::kFloat32, {96}, 2), "c", random_array(DataType::kFloat32, {64, 1}, 3)),
+                /*exact=*/true);
+}
+
+TEST_F(Chains, TranscendentalChainsInFp32AndBf16) {
+  for (DataType type : {DataType::kFloat32, DataType::kBFloat16, DataType::kFloat16}) {
+    SCOPED_TRACE(data_type_name(type));
+    Network n;
+    Tensor x = n.add_input("x", type, {3, 5, 7, 11});
+    Tensor s = n.add_input("s", type, {5, 1, 1});
+    Tensor g = n.activation(n.mul(x, s), ActivationAttributes().set_kind(ActivationKind::kGeluTanh));
+    Tensor e = n.unary(n.activation(g, ActivationAttributes().set_kind(ActivationKind::kSigmoid)),
+                       UnaryAttributes().set_op(UnaryOp::kLog));
+    Tensor t = n.activation(n.sub(e, n.unary(x, UnaryAttributes().set_op(UnaryOp::kErf))),
+                            ActivationAttributes().set_kind(ActivationKind::kSoftplus).set_alpha(2.0));
+    n.mark_output(n.activation(t, ActivationAttributes().set_kind(ActivationKind::kHardSwish)), "y");
+    check_backend(n, named("x", random_array(type, {3, 5, 7, 11}, 4), "s", random_array(type, {5, 1, 1}, 5)),
+                  /*exact=*/false);
+  }
+}
+
+TEST_F(Chains, IntegerDivisionTruncatesAndDividingByZeroGivesZero) {
+  for (DataType type : {DataType::kInt8, DataType::kInt32, DataType::kInt64}) {
+    SCOPED_TRACE(data_type_name(type));
+    Network n;
+    Tensor a = n.add_input("a", type, {40, 25});
+    Tensor b = n.add_input("b", type, {25});
+    n.mark_output(n.add(n.div(a, b), n.elementwise(a, b, ElementwiseAttributes().set_op(ElementwiseOp::kMin))), "y");
+    HostArray divisor = random_array(type, {25}, 7);
+    std::memset(static_cast<char*>(divisor.data()) + 3 * data_type_size(type), 0, data_type_size(type));  // b[3] = 0
+    check_backend(n, named("a", random_array(type, {40, 25}, 6), "b", std::move(divisor)), true);
+  }
+}
+
+TEST_F(Chains, BoolLogicAndSelect) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat16, {4, 1, 33});
+  Tensor y = n.add_input("y", DataType::kFloat16, {6, 33});
+  Tensor m = n.add_input("m", DataType::kBool, {6, 1});
+  Tensor less = n.elementwise(x, y, ElementwiseAttributes().set_op(ElementwiseOp::kLess));
+  Tensor keep = n.elementwise(less, m, ElementwiseAttributes().set_op(ElementwiseOp::kOr));
+  Tensor both = n.elementwise(keep, n.elementwise(y, y, ElementwiseAttributes().set_op(ElementwiseOp::kEqual)),
+                              ElementwiseAttributes().set_op(ElementwiseOp::kAnd));
+  n.mark_output(n.select(both, x, n.unary(y, UnaryAttributes().set_op(UnaryOp::kNeg))), "y_out");
+  n.mark_output(n.cast(keep, DataType::kInt32), "mask");
+  check_backend(n,
+                named("x", random_array(DataType::kFloat16, {4, 1, 33}, 8), "y",
+                      random_array(DataType::kFloat16, {6, 33}, 9), "m", random_array(DataType::kBool, {6, 1}, 10)),
+                true);
+}
+
+TEST_F(Chains, CastsSaturateRoundAndSendNaNToZero) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat32, {12});
+  n.mark_output(n.cast(x, DataType::kInt8), "i8");
+  n.mark_output(n.cast(x, DataType::kUInt8), "u8");
+  n.mark_output(n.cast(x, DataType::kBool), "b");
+  n.mark_output(n.cast(x, DataType::kFloat8E4M3), "f8");
+  n.mark_output(n.cast(x, DataType::kBFloat16), "bf");
+  n.mark_output(n.unary(x, UnaryAttributes().set_op(UnaryOp::kRound)), "round");
+  HostArray values = HostArray::zeros(DataType::kFloat32, {12}).value();
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float v[12] = {2.5f, -2.5f, 3.5f, 300.f, -300.f, nan, inf, -inf, 0.0f, 1e-3f, 464.f, -127.9f};
+  std::memcpy(values.data(), v, sizeof v);
+  NamedArrays inputs;
+  inputs["x"] = std::move(values);
+  auto cpu = create_backend("cpu");
+  auto gpu = create_backend("cuda");
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
+  auto want = (*cpu)->execute(n, views_of(inputs));
+  auto got = (*gpu)->execute(n, views_of(inputs));
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << (got.is_ok() ? want.status().message() : got.status().message());
+  for (const auto& [name, array] : *want)
+    EXPECT_EQ(std::memcmp(got->at(name).data(), array.data(), array.byte_size()), 0) << name << " is not bit-identical";
+}
+
+// ---- one-layer candidates
+
+class Kernels : public OnGpu {};
+
+TEST_F(Kernels, PointwiseOnNhwcTensors) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat16, {2, 8, 5, 7});
+  n.mark_output(n.activation(x, ActivationAttributes().set_kind(ActivationKind::kSilu)), "y");
+  check_every_candidate("kernel.pointwise", std::move(n),
+                        named("x", random_array(DataType::kFloat16, {2, 8, 5, 7}, 11)), false, Layout::kNhwc);
+}
+
+TEST_F(Kernels, SoftmaxRowsAndColumns) {
+  struct Case {
+    DataType type;
+    Dims shape;
+    int64_t axis;
+  };
+  const Case cases[] = {{DataType::kFloat32, {512, 128}, -1},   {DataType::kFloat16, {64, 768}, -1},
+                        {DataType::kBFloat16, {16, 4096}, 1},   {DataType::kFloat32, {4, 20000}, -1},
+                        {DataType::kFloat32, {2, 50, 3, 7}, 1}, {DataType::kFloat32, {3, 1000}, -1},
+                        {DataType::kFloat16, {2, 3, 1}, -1}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.shape.to_string());
+    check_every_candidate(
+        "kernel.softmax",
+        one_layer(c.type, c.shape,
+                  [&](Network& n, Tensor x) { return n.softmax(x, SoftmaxAttributes().set_axis(c.axis)); }),
+        named("x", random_array(c.type, c.shape, 12)), false);
+  }
+}
+
+TEST_F(Kernels, ReduceOverAnyAxes) {
+  struct Case {
+    DataType type;
+    Dims shape;
+    ReduceOp op;
+    std::vector<int64_t> axes;
+    bool keep;
+    Fill fill;
+  };
+  const Case cases[] = {
+      {DataType::kFloat32, {8, 300, 5}, ReduceOp::kSum, {1}, false, Fill::kMixed},
+      {DataType::kFloat32, {8, 300, 5}, ReduceOp::kMean, {2}, true, Fill::kMixed},
+      {DataType::kFloat16, {8, 300, 5}, ReduceOp::kMax, {0, 2}, false, Fill::kMixed},
+      {DataType::kBFloat16, {6, 7, 8}, ReduceOp::kMin, {}, true, Fill::kMixed},
+      {DataType::kFloat32, {3, 20000}, ReduceOp::kSum, {1}, false, Fill::kOffset},
+      {DataType::kFloat32, {20000, 3}, ReduceOp::kMean, {0}, false, Fill::kOffset},
+      {DataType::kFloat32, {4, 9, 6}, ReduceOp::kProd, {1, 2}, false, Fill::kNearOne},
+      {DataType::kInt32, {5, 77, 3}, ReduceOp::kSum, {1}, false, Fill::kMixed},
+      {DataType::kInt64, {5, 77, 3}, ReduceOp::kMax, {0, 1}, false, Fill::kMixed},
+      {DataType::kInt32, {5, 7}, ReduceOp::kProd, {1}, true, Fill::kPositive},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.shape.to_string() + " " + std::string(enum_name(c.op)));
+    check_every_candidate("kernel.reduce",
+                          one_layer(c.type, c.shape,
+                                    [&](Network& n, Tensor x) {
+                                      return n.reduce(
+                                          x, ReduceAttributes().set_op(c.op).set_axes(c.axes).set_keep_dims(c.keep));
+                                    }),
+                          named("x", random_array(c.type, c.shape, 13, c.fill)), false);
+  }
+}
+
+TEST_F(Kernels, LayerAndRmsNormOnBertRows) {
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    for (int64_t hidden : {64, 768, 1024, 4096, 20000}) {
+      SCOPED_TRACE(std::string(data_type_name(type)) + " hidden " + std::to_string(hidden));
+      const Dims shape{6, hidden};
+      Network ln;
+      Tensor x = ln.add_input("x", type, shape);
+      ln.mark_output(ln.layer_norm(x, ln.add_input("g", type, {hidden}), ln.add_input("b", type, {hidden}),
+                                   LayerNormAttributes().set_epsilon(1e-5)),
+                     "y");
+      check_every_candidate("kernel.layer_norm", std::move(ln),
+                            named("x", random_array(type, shape, 14, Fill::kOffset), "g",
+                                  random_array(type, {hidden}, 15), "b", random_array(type, {hidden}, 16)),
+                            false);
+      Network rms;
+      Tensor r = rms.add_input("x", type, shape);
+      rms.mark_output(rms.rms_norm(r, rms.add_input("g", type, {hidden})), "y");
+      check_every_candidate("kernel.rms_norm", std::move(rms),
+                            named("x", random_array(type, shape, 17), "g", random_array(type, {hidden}, 18)), false);
+    }
+  }
+}
+
+TEST_F(Kernels, LayerNormOverTwoTrailingDimsWithoutAffine) {
+  check_every_candidate("kernel.layer_norm",
+                        one_layer(DataType::kFloat32, {3, 4, 50},
+                                  [](Network& n, Tensor x) {
+                                    return n.layer_norm(x, Tensor{}, Tensor{}, LayerNormAttributes().set_axis(1));
+                                  }),
+                        named("x", random_array(DataType::kFloat32, {3, 4, 50}, 19)), false);
+}
+
+TEST_F(Kernels, GroupAndInstanceNorm) {
+  struct Case {
+    DataType type;
+    Dims shape;
+    int64_t groups;
+  };
+  const Case cases[] = {{DataType::kFloat32, {2, 32, 16, 16}, 8},
+                        {DataType::kFloat16, {1, 32, 64, 64}, 32},
+                        {DataType::kFloat32, {1, 16, 64, 64}, 4},  // 16384-element groups
+                        {DataType::kBFloat16, {2, 6, 9}, 3}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.shape.to_string());
+    const int64_t channels = c.shape[1];
+    Network gn;
+    Tensor x = gn.add_input("x", c.type, c.shape);
+    gn.mark_output(gn.group_norm(x, gn.add_input("g", c.type, {channels}), gn.add_input("b", c.type, {channels}),
+                                 GroupNormAttributes().set_groups(c.groups)),
+                   "y");
+    const NamedArrays inputs = named("x", random_array(c.type, c.shape, 20, Fill::kOffset), "g",
+                                     random_array(c.type, {channels}, 21), "b", random_array(c.type, {channels}, 22));
+    check_every_candidate("kernel.group_norm", std::move(gn), inputs, false);
+    Network in;
+    Tensor y = in.add_input("x", c.type, c.shape);
+    in.mark_output(in.instance_norm(y, in.add_input("g", c.type, {channels}), in.add_input("b", c.type, {channels})),
+                   "y");
+    check_every_candidate("kernel.instance_norm", std::move(in), inputs, false);
+  }
+}
+
+TEST_F(Kernels, BatchNormLinearAndNhwc) {
+  for (Layout layout : {Layout::kLinear, Layout::kNhwc}) {
+    SCOPED_TRACE(layout_name(layout));
+    Network n;
+    Tensor x = n.add_input("x", DataType::kFloat16, {2, 16, 9, 9});
+    std::vector<Tensor> p;
+    for (const char* name : {"scale", "bias", "mean", "var"}) p.push_back(n.add_input(name, DataType::kFloat16, {16}));
+    n.mark_output(n.batch_norm(x, p[0], p[1], p[2], p[3]), "y");
+    NamedArrays inputs = named(
+        "x", random_array(DataType::kFloat16, {2, 16, 9, 9}, 23), "scale", random_array(DataType::kFloat16, {16}, 24),
+        "bias", random_array(DataType::kFloat16, {16}, 25), "mean", random_array(DataType::kFloat16, {16}, 26), "var",
+        random_array(DataType::kFloat16, {16}, 27, Fill::kPositive));
+    // Parameters stay linear ([16] vectors); only the activation takes the layout.
+    auto cpu = create_backend("cpu");
+    auto expected = (*cpu)->execute(n, views_of(inputs));
+    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+    const OneLayer layer(std::move(n));
+    StepInstance step = layer.step();
+    step.input_layouts[0] = step.output_layouts[0] = layout;
+    const TacticFamily& f = family("kernel.batch_norm");
+    ASSERT_TRUE(f.can_implement(step, device_).is_ok());
+    auto tactic = f.replay(step, nlohmann::json::object());
+    ASSERT_TRUE(tactic.is_ok());
+    std::vector<std::unique_ptr<DeviceMemory>> memory;
+    StepBuffers buffers;
+    for (size_t i = 0; i < layer.node().inputs.size(); ++i) {
+      const HostArray& host = inputs.at(layer.net.tensor(layer.node().inputs[i]).name);
+      const Layout l = i == 0 ? layout : Layout::kLinear;
+      memory.push_back(upload(host, l));
+      buffers.inputs.push_back({host.dtype(), host.shape(), l, memory.back()->ptr});
+    }
+    DeviceMemory out(2 * 16 * 81 * 2);
+    CUDA_OK(cudaMemset(out.ptr, 0xFF, 2 * 16 * 81 * 2));
+    buffers.outputs = {{DataType::kFloat16, {2, 16, 9, 9}, layout, out.ptr}};
+    const RunContext ctx{stream_, nullptr, nullptr, &device_};
+    ASSERT_TRUE((*tactic)->initialize(step, ctx).is_ok());
+    ASSERT_TRUE((*tactic)->run(step, buffers, ctx).is_ok());
+    expect_matches("batch norm", download(buffers.outputs[0]), expected->at("y"), false);
+  }
+}
+
+// Inputs for Q/DQ with the awkward values: ties, saturation, NaN, infinities.
+HostArray quantize_input(DataType type, Dims shape, uint32_t seed) {
+  HostArray x = random_array(type, shape, seed);
+  const double specials[] = {2.5,
+                             -3.5,
+                             0.5,
+                             1e6,
+                             -1e6,
+                             std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(),
+                             0.0};
+  const size_t n = std::min<size_t>(std::size(specials), static_cast<size_t>(x.element_count()));
+  convert_elements(DataType::kFloat64, specials, type, x.data(), n);
+  return x;
+}
+
+TEST_F(Kernels, QuantizeIsBitExactPerTensorAndPerChannel) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
+    for (DataType in : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+      for (bool per_channel : {false, true}) {
+        SCOPED_TRACE(std::string(data_type_name(in)) + " -> " + std::string(data_type_name(out)) +
+                     (per_channel ? " per-channel" : " per-tensor"));
+        const Dims shape{3, 10, 4, 5}, scale_shape = per_channel ? Dims{10} : Dims{1};
+        Network n;
+        Tensor x = n.add_input("x", in, shape);
+        Tensor s = n.add_input("s", DataType::kFloat32, scale_shape);
+        n.mark_output(n.quantize(x, s, QuantizeAttributes().set_output_type(out).set_axis(1)), "y");
+        HostArray scale = random_array(DataType::kFloat32, scale_shape, 29, Fill::kPositive);
+        if (!per_channel) scale.data_as<float>()[0] = out == DataType::kInt8 ? 1.0f : 0.01f;  // ties; saturation
+        check_every_candidate("kernel.quantize", std::move(n),
+                              named("x", quantize_input(in, shape, 28), "s", std::move(scale)), true);
+      }
+    }
+  }
+}
+
+TEST_F(Kernels, DequantizeIsBitExact) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  for (DataType in : {DataType::kInt8, DataType::kFloat8E4M3}) {
+    for (DataType out : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+      SCOPED_TRACE(std::string(data_type_name(in)) + " -> " + std::string(data_type_name(out)));
+      const Dims shape{4, 6, 7};
+      Network n;
+      Tensor x = n.add_input("x", in, shape);
+      Tensor s = n.add_input("s", DataType::kFloat16, {6});
+      n.mark_output(n.dequantize(x, s, DequantizeAttributes().set_output_type(out).set_axis(-2)), "y");
+      check_every_candidate(
+          "kernel.dequantize", std::move(n),
+          named("x", random_array(in, shape, 30), "s", random_array(DataType::kFloat16, {6}, 31, Fill::kPositive)),
+          true);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tensoracle::backends::cuda
