@@ -246,6 +246,9 @@ backends::cuda::PlannedStep conv_step(const Network& net, Layout layout) {
   step.input_layouts.assign(step.inputs.size(), Layout::kLinear);
   step.input_layouts[0] = layout;
   step.output_layouts = {layout};
+  // A residual takes the output's layout; broadcast operands stay linear.
+  const Dims& out = net.tensor(step.outputs[0]).desc.shape;
+  for (Tensor t : step.extra_inputs) step.extra_input_layouts.push_back(net.tensor(t).desc.shape == out ? layout : Layout::kLinear);
   return step;
 }
 

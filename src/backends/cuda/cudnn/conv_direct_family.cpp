@@ -30,10 +30,7 @@ class DirectConvTactic final : public CudaTactic {
       return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
                         step.anchor.node.name, name());
     const ConvProblem& p = problem_;
-    for (const DeviceTensor& t : buffers.extra_inputs)
-      if (t.layout != Layout::kLinear)
-        return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} takes linear epilogue inputs, got {}",
-                          step.anchor.node.name, name(), layout_name(t.layout));
+    TO_RETURN_IF_ERROR(check_buffer_layouts(step, p, epilogue_, buffers));
     DirectConvLaunch a;
     a.element = conv_element(p.dtype);
     a.transposed = p.transposed;

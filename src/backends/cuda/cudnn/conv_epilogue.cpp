@@ -88,6 +88,24 @@ Result<ConvEpilogue> conv_epilogue(const StepInstance& step, const ConvProblem& 
   return epilogue;
 }
 
+Status check_buffer_layouts(const StepInstance& step, const ConvProblem& problem, const ConvEpilogue& epilogue,
+                            const StepBuffers& buffers) {
+  const auto mismatch = [&](const char* what, Layout got, Layout want) {
+    return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} is {}, the tactic was prepared for {}",
+                      step.anchor.node.name, what, layout_name(got), layout_name(want));
+  };
+  if (buffers.inputs.empty() || buffers.outputs.empty())
+    return make_error(StatusCode::kFailedPrecondition, "layer '{}': missing buffers", step.anchor.node.name);
+  if (buffers.inputs[0].layout != problem.x_layout) return mismatch("the input", buffers.inputs[0].layout, problem.x_layout);
+  if (buffers.outputs[0].layout != problem.y_layout) return mismatch("the output", buffers.outputs[0].layout, problem.y_layout);
+  for (const ConvEpilogueOp& op : epilogue.ops) {
+    if (op.extra < 0) continue;
+    const Layout got = buffers.extra_inputs.at(static_cast<size_t>(op.extra)).layout;
+    if (got != op.layout) return mismatch("a fused operand", got, op.layout);
+  }
+  return Status::ok();
+}
+
 EpilogueLaunch epilogue_launch(const ConvProblem& problem, const ConvEpilogue& epilogue, const StepBuffers& buffers,
                                bool with_bias) {
   EpilogueLaunch e;

@@ -28,7 +28,12 @@ struct ConvEpilogue {
 
 Result<ConvEpilogue> conv_epilogue(const StepInstance& step, const ConvProblem& problem);
 
-// The kernels' view of bias + epilogue on these buffers (extra inputs are linear).
+// kFailedPrecondition when a buffer's layout is not the one `problem` and `epilogue` were
+// prepared for (x, y and the epilogue operands).
+Status check_buffer_layouts(const StepInstance& step, const ConvProblem& problem, const ConvEpilogue& epilogue,
+                            const StepBuffers& buffers);
+
+// The kernels' view of bias + epilogue on these buffers.
 EpilogueLaunch epilogue_launch(const ConvProblem& problem, const ConvEpilogue& epilogue, const StepBuffers& buffers,
                                bool with_bias);
 

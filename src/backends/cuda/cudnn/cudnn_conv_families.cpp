@@ -34,6 +34,7 @@ struct StepShapes {
     for (const TensorDesc& out : step.outputs) s.shapes.push_back(out.shape);
     s.layouts = step.input_layouts;
     s.layouts.insert(s.layouts.end(), step.output_layouts.begin(), step.output_layouts.end());
+    s.layouts.insert(s.layouts.end(), step.extra_input_layouts.begin(), step.extra_input_layouts.end());
     return s;
   }
   bool matches(const StepInstance& step) const {
@@ -45,9 +46,11 @@ struct StepShapes {
       if (!next(in.shape)) return false;
     for (const TensorDesc& out : step.outputs)
       if (!next(out.shape)) return false;
-    if (i != shapes.size() || layouts.size() != step.input_layouts.size() + step.output_layouts.size()) return false;
+    const size_t ni = step.input_layouts.size(), no = step.output_layouts.size();
+    if (i != shapes.size() || layouts.size() != ni + no + step.extra_input_layouts.size()) return false;
     return std::equal(step.input_layouts.begin(), step.input_layouts.end(), layouts.begin()) &&
-           std::equal(step.output_layouts.begin(), step.output_layouts.end(), layouts.begin() + step.input_layouts.size());
+           std::equal(step.output_layouts.begin(), step.output_layouts.end(), layouts.begin() + ni) &&
+           std::equal(step.extra_input_layouts.begin(), step.extra_input_layouts.end(), layouts.begin() + ni + no);
   }
   std::string key() const {
     std::string k;
@@ -154,10 +157,7 @@ class CudnnConvTactic final : public CudaTactic {
                         step.anchor.node.name, name());
     Prepared& p = *active_;
     if (!p.graph) return Status::ok();
-    for (const DeviceTensor& t : buffers.extra_inputs)
-      if (t.layout != Layout::kLinear)
-        return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} takes linear epilogue inputs, got {}",
-                          step.anchor.node.name, name(), layout_name(t.layout));
+    TO_RETURN_IF_ERROR(check_buffer_layouts(step, p.problem, p.epilogue, buffers));
     TO_RETURN_IF_ERROR(p.graph->execute(p.plan, buffers, p.pack, ctx.cudnn, ctx.stream));
     if (!p.graph->fused() && needs_epilogue(p.problem, p.epilogue)) {
       const EpilogueLaunch e = epilogue_launch(p.problem, p.epilogue, buffers, true);
