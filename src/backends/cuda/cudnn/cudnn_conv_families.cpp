@@ -22,6 +22,18 @@ const char* family_name(OpKind kind) { return kind == OpKind::kDeconvolution ? "
 
 bool needs_epilogue(const ConvProblem& p, const ConvEpilogue& e) { return p.has_bias || !e.empty(); }
 
+// Whether cuDNN may fuse the epilogue. On the H200 (cuDNN 9.14) the runtime-fusion engine gave
+// wrong fp16/bf16 results (relative L2 ~1) for fused sigmoid, tanh, silu and gelu, while bias,
+// add, mul and relu were right (gpu_conv_test, docs/perf/gpu-log.md); those chains run the plain
+// convolution followed by tensoracle's epilogue kernel instead.
+bool cudnn_fuses(const ConvProblem& p, const ConvEpilogue& e) {
+  if (p.dtype == DataType::kFloat32) return true;
+  for (const ConvEpilogueOp& op : e.ops)
+    if (op.kind != EpilogueOpKind::kAddTensor && op.kind != EpilogueOpKind::kMulTensor && op.kind != EpilogueOpKind::kRelu)
+      return false;
+  return true;
+}
+
 // Everything a prepared graph depends on, for matching a step without allocating.
 struct StepShapes {
   std::vector<Dims> shapes;
@@ -86,7 +98,7 @@ Result<Prepared> describe(const StepInstance& step, cudnnContext* handle) {
 Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string& engine, cudnnContext* handle) {
   TO_ASSIGN_OR_RETURN(Prepared p, describe(step, handle));
   if (p.problem.output_elements() == 0) return p;
-  fused = fused && needs_epilogue(p.problem, p.epilogue);
+  fused = fused && needs_epilogue(p.problem, p.epilogue) && cudnn_fuses(p.problem, p.epilogue);
   Status fused_failure = Status::ok();
   if (fused) {
     auto graph = CudnnConvGraph::build(p.problem, p.epilogue, true, handle);
@@ -210,7 +222,7 @@ class CudnnConvFamily final : public TacticFamily {
     }
     std::vector<std::string> failures;
     for (const bool fused : {true, false}) {
-      if (fused && !needs_epilogue(base.problem, base.epilogue)) continue;
+      if (fused && (!needs_epilogue(base.problem, base.epilogue) || !cudnn_fuses(base.problem, base.epilogue))) continue;
       const int room = limit - static_cast<int>(out.size());
       if (room <= 0) break;
       auto graph = CudnnConvGraph::build(base.problem, base.epilogue, fused, ctx.cudnn);
