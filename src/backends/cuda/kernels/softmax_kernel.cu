@@ -14,7 +14,8 @@ using device::to_float;
 
 // Rows cached in registers: kPer values per thread, element index rank + j * group size.
 template <typename S, int kPer, bool kWarp>
-__global__ void __launch_bounds__(1024) softmax_rows_cached(const S* __restrict__ x, S* __restrict__ y, int64_t rows,
+// Warps are launched 128 threads per block (row_launch); blocks with up to 1024.
+__global__ void __launch_bounds__(kWarp ? 128 : 1024) softmax_rows_cached(const S* __restrict__ x, S* __restrict__ y, int64_t rows,
                                                            int64_t size) {
   __shared__ float scratch[32];
   const RowGroup<kWarp> group;
@@ -26,7 +27,7 @@ __global__ void __launch_bounds__(1024) softmax_rows_cached(const S* __restrict_
     float max = -INFINITY;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int64_t i = t + static_cast<int64_t>(j) * g;
+      const int i = t + j * g;  // a cached row has at most 16384 elements
       v[j] = i < size ? to_float(in[i]) : -INFINITY;
       max = fmaxf(max, v[j]);
     }
@@ -34,7 +35,7 @@ __global__ void __launch_bounds__(1024) softmax_rows_cached(const S* __restrict_
     float sum = 0;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int64_t i = t + static_cast<int64_t>(j) * g;
+      const int i = t + j * g;  // a cached row has at most 16384 elements
       if (i < size) {
         v[j] = expf(v[j] - max);
         sum += v[j];
@@ -43,7 +44,7 @@ __global__ void __launch_bounds__(1024) softmax_rows_cached(const S* __restrict_
     sum = group.reduce(sum, SumOp(), 0.0f, scratch);
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int64_t i = t + static_cast<int64_t>(j) * g;
+      const int i = t + j * g;  // a cached row has at most 16384 elements
       if (i < size) out[i] = from_float<S>(v[j] / sum);
     }
   }
@@ -128,7 +129,9 @@ void launch_typed(const void* xv, void* yv, const SoftmaxShape& s, const RowLaun
 cudaError_t launch_softmax(const void* x, void* y, DataType type, const SoftmaxShape& shape, const RowLaunch& rows,
                            cudaStream_t stream) {
   if (shape.outer * shape.size * shape.inner == 0) return cudaSuccess;
-  if (rows.threads % 32 || rows.threads > 1024 || (rows.warp && (rows.per_thread < 1 || rows.per_thread > 32)))
+  // The row launch shape matters only for softmax over the innermost axis (columns use their own).
+  if (shape.inner == 1 &&
+      (rows.threads <= 0 || rows.threads % 32 || rows.threads > 1024 || (rows.warp && (rows.per_thread < 1 || rows.per_thread > 32))))
     return cudaErrorInvalidValue;
   switch (type) {
     case DataType::kFloat32: launch_typed<float>(x, y, shape, rows, stream); break;
