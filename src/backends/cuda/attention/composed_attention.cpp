@@ -4,13 +4,14 @@
 // innermost batch dims over which q, k and v each advance by one stride form one strided-batched
 // GEMM (a broadcast operand has stride 0); the dims outside them are walked by a host loop of
 // launches. S and P are bounded by kScoresBudget: a group larger than that runs in chunks.
+// The products are the shared LtGemm (cublaslt/lt_gemm.h): fp32 accumulation, never TF32.
 #include <algorithm>
 #include <optional>
 
 #include "backends/cuda/attention/attention_families.h"
 #include "backends/cuda/attention/attention_problem.h"
-#include "backends/cuda/attention/batched_gemm.h"
 #include "backends/cuda/attention/masked_softmax.h"
+#include "backends/cuda/cublaslt/lt_gemm.h"
 #include "backends/cuda/cuda_check.h"
 #include "core/errors.h"
 
@@ -19,10 +20,16 @@ namespace {
 
 constexpr char kFamilyName[] = "kernel.attention";
 constexpr size_t kScoresBudget = size_t{256} << 20;  // S and P of one chunk, at most (unless one matrix is larger)
-constexpr size_t kGemmWorkspace = size_t{4} << 20;
 constexpr size_t kRegionAlignment = 256;
+constexpr uint32_t kAssumedBaseAlignment = 16;  // bytes; every planned buffer is at least this aligned
 
 size_t align_up(size_t n) { return (n + kRegionAlignment - 1) / kRegionAlignment * kRegionAlignment; }
+
+// The largest power of two <= `alignment` dividing `byte_offset`.
+uint32_t alignment_of(int64_t byte_offset, uint32_t alignment) {
+  while (alignment > 1 && byte_offset % alignment != 0) alignment /= 2;
+  return alignment;
+}
 
 // The output's batch dims split into an inner strided group and an outer loop.
 struct BatchSplit {
@@ -78,7 +85,8 @@ struct ComposedPlan {
   BatchSplit split;
   int64_t chunk = 1;            // matrices per pass (divides split.inner)
   bool probs_in_place = false;  // fp32: P overwrites S
-  size_t probs_offset = 0, gemm_workspace_offset = 0, workspace_bytes = 0;
+  size_t probs_offset = 0, gemm_workspace_offset = 0;
+  uint32_t pointer_alignment = kAssumedBaseAlignment;  // of every operand pointer the GEMMs get
   MaskKind mask_kind = MaskKind::kNone;
   TensorGeometry mask_geometry;
 
@@ -111,7 +119,15 @@ Result<ComposedPlan> plan_for(const StepInstance& step) {
   const size_t probs_bytes = plan.probs_in_place ? 0 : align_up(static_cast<size_t>(plan.chunk * *matrix) * esize);
   plan.probs_offset = plan.probs_in_place ? 0 : scores_bytes;
   plan.gemm_workspace_offset = scores_bytes + probs_bytes;
-  plan.workspace_bytes = plan.gemm_workspace_offset + kGemmWorkspace;
+  // Operand pointers run() derives: chunk starts within the group and outer-loop offsets.
+  const BatchSplit& split = plan.split;
+  const int64_t e = static_cast<int64_t>(esize);
+  for (int64_t stride : {split.q_stride, split.k_stride, split.v_stride, p.lq * p.dv})
+    plan.pointer_alignment = alignment_of(plan.chunk * stride * e, plan.pointer_alignment);
+  for (int d = 0; d < split.outer_rank; ++d)
+    for (int64_t stride : {split.outer_q[d], split.outer_k[d], split.outer_v[d]})
+      plan.pointer_alignment = alignment_of(stride * e, plan.pointer_alignment);
+  plan.pointer_alignment = alignment_of(split.inner * p.lq * p.dv * e, plan.pointer_alignment);
 
   if (p.has_mask) {
     plan.mask_kind = p.bool_mask() ? MaskKind::kBool : MaskKind::kAdditive;
@@ -125,24 +141,51 @@ class ComposedAttentionTactic final : public CudaTactic {
  public:
   std::string name() const override { return kFamilyName; }
 
+  // Before initialize the GEMMs' workspace is not known yet: LtGemm's limit stands in for it.
   size_t workspace_size(const StepInstance& step) const override {
     const Result<ComposedPlan> plan = plan_for(step);
-    return plan.is_ok() ? plan->workspace_bytes : 0;
+    if (!plan.is_ok() || plan->output_empty() || plan->zero_output()) return 0;
+    const auto same = [](const AttentionProblem& a, const AttentionProblem& b) {
+      return a.dtype == b.dtype && a.q == b.q && a.k == b.k && a.v == b.v && a.mask == b.mask;
+    };
+    if (plan_ && output_gemm_ && same(plan_->problem, plan->problem))
+      return plan->gemm_workspace_offset + gemm_workspace();
+    return plan->gemm_workspace_offset + kLtWorkspaceLimit;
   }
 
   Status initialize(const StepInstance& step, const RunContext& ctx) override {
     plan_.reset();
+    scores_gemm_.reset();
+    output_gemm_.reset();
     TO_ASSIGN_OR_RETURN(ComposedPlan plan, plan_for(step));
     const AttentionProblem& p = plan.problem;
     if (!plan.output_empty() && !plan.zero_output()) {
+      LtGemmDesc scores;  // S = q k^T, fp32
+      scores.input_type = p.dtype;
+      scores.output_type = DataType::kFloat32;
+      scores.m = p.lq;
+      scores.n = p.lk;
+      scores.k = p.d;
+      scores.transpose_b = true;  // k is stored [lk, d]
+      scores.batch_count = plan.chunk;
+      scores.batch_stride_a = plan.split.q_stride;
+      scores.batch_stride_b = plan.split.k_stride;
+      scores.batch_stride_c = scores.batch_stride_d = p.lq * p.lk;
+      scores.pointer_alignment = plan.pointer_alignment;
       if (p.d > 0) {
-        BatchedGemmShape scores{p.dtype, DataType::kFloat32, p.lq, p.lk, p.d, /*b_transposed=*/true, plan.chunk,
-                                plan.split.q_stride, plan.split.k_stride, p.lq * p.lk};
-        TO_RETURN_IF_ERROR(scores_gemm_.initialize(ctx.cublaslt, scores, kGemmWorkspace));
+        TO_ASSIGN_OR_RETURN(scores_gemm_, LtGemm::create(ctx.cublaslt, scores));
       }
-      BatchedGemmShape output{p.dtype, p.dtype, p.lq, p.dv, p.lk, /*b_transposed=*/false, plan.chunk,
-                              p.lq * p.lk, plan.split.v_stride, p.lq * p.dv};
-      TO_RETURN_IF_ERROR(output_gemm_.initialize(ctx.cublaslt, output, kGemmWorkspace));
+      LtGemmDesc output;  // y = P v
+      output.input_type = output.output_type = p.dtype;
+      output.m = p.lq;
+      output.n = p.dv;
+      output.k = p.lk;
+      output.batch_count = plan.chunk;
+      output.batch_stride_a = p.lq * p.lk;
+      output.batch_stride_b = plan.split.v_stride;
+      output.batch_stride_c = output.batch_stride_d = p.lq * p.dv;
+      output.pointer_alignment = plan.pointer_alignment;
+      TO_ASSIGN_OR_RETURN(output_gemm_, LtGemm::create(ctx.cublaslt, output));
     }
     plan_ = std::move(plan);
     return Status::ok();
@@ -162,9 +205,10 @@ class ComposedAttentionTactic final : public CudaTactic {
       TO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, static_cast<size_t>(p.batch_count() * p.lq * p.dv) * esize, ctx.stream));
       return Status::ok();
     }
-    if (buffers.workspace_bytes < plan.workspace_bytes)
+    const size_t needed = plan.gemm_workspace_offset + gemm_workspace();
+    if (buffers.workspace_bytes < needed)
       return make_error(StatusCode::kInternal, "layer '{}': {} needs {} workspace bytes, got {}", p.layer, kFamilyName,
-                        plan.workspace_bytes, buffers.workspace_bytes);
+                        needed, buffers.workspace_bytes);
 
     const char* q = static_cast<const char*>(buffers.inputs[0].data);
     const char* k = static_cast<const char*>(buffers.inputs[1].data);
@@ -173,6 +217,7 @@ class ComposedAttentionTactic final : public CudaTactic {
     float* scores = reinterpret_cast<float*>(workspace);
     void* probs = workspace + plan.probs_offset;
     void* gemm_workspace = workspace + plan.gemm_workspace_offset;
+    const size_t gemm_workspace_bytes = buffers.workspace_bytes - plan.gemm_workspace_offset;
 
     MaskedSoftmaxArgs softmax;
     softmax.scores = scores;
@@ -204,7 +249,11 @@ class ComposedAttentionTactic final : public CudaTactic {
         const char* k_chunk = k + (k_offset + first * split.k_stride) * esize;
         const char* v_chunk = v + (v_offset + first * split.v_stride) * esize;
         if (p.d > 0) {
-          TO_RETURN_IF_ERROR(scores_gemm_.run(ctx.cublaslt, q_chunk, k_chunk, scores, gemm_workspace, ctx.stream));
+          LtGemmArgs args;
+          args.a = q_chunk;
+          args.b = k_chunk;
+          args.d = scores;
+          TO_RETURN_IF_ERROR(scores_gemm_->run(ctx.cublaslt, args, ctx.stream, gemm_workspace, gemm_workspace_bytes));
         } else {  // an empty dot product: every score is 0
           TO_CUDA_RETURN_IF_ERROR(
               cudaMemsetAsync(scores, 0, static_cast<size_t>(plan.chunk * p.lq * p.lk) * sizeof(float), ctx.stream));
@@ -212,15 +261,23 @@ class ComposedAttentionTactic final : public CudaTactic {
         softmax.first_row = batch_index * p.lq;
         TO_RETURN_IF_ERROR(launch_masked_softmax(softmax, ctx.stream));
         char* out_chunk = out + batch_index * p.lq * p.dv * static_cast<int64_t>(esize);
-        TO_RETURN_IF_ERROR(output_gemm_.run(ctx.cublaslt, probs, v_chunk, out_chunk, gemm_workspace, ctx.stream));
+        LtGemmArgs args;
+        args.a = probs;
+        args.b = v_chunk;
+        args.d = out_chunk;
+        TO_RETURN_IF_ERROR(output_gemm_->run(ctx.cublaslt, args, ctx.stream, gemm_workspace, gemm_workspace_bytes));
       }
     }
     return Status::ok();
   }
 
  private:
+  size_t gemm_workspace() const {
+    return std::max(scores_gemm_ ? scores_gemm_->workspace_size() : 0, output_gemm_ ? output_gemm_->workspace_size() : 0);
+  }
+
   std::optional<ComposedPlan> plan_;
-  BatchedGemm scores_gemm_, output_gemm_;
+  std::unique_ptr<LtGemm> scores_gemm_, output_gemm_;  // no scores_gemm_ when d = 0
 };
 
 class ComposedAttentionFamily final : public TacticFamily {
