@@ -21,7 +21,8 @@ __device__ __forceinline__ float affine(const NormArgs& a, int64_t row, int64_t 
 }
 
 template <typename S, int kPer, bool kWarp>
-__global__ void __launch_bounds__(1024) norm_rows_cached(const S* __restrict__ x, S* __restrict__ y, NormArgs a) {
+// Warps are launched 128 threads per block (row_launch); blocks with up to 1024.
+__global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_cached(const S* __restrict__ x, S* __restrict__ y, NormArgs a) {
   __shared__ float scratch[32];
   const RowGroup<kWarp> group;
   const int t = group.rank(), g = group.size();
@@ -29,23 +30,25 @@ __global__ void __launch_bounds__(1024) norm_rows_cached(const S* __restrict__ x
   for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
     const S* in = x + row * a.size;
     S* out = y + row * a.size;
-    // The mean is summed as deviations from the row's first element, so a large common offset
-    // (activations around 1000 with unit spread) costs no precision.
+    // Values are held relative to the row's first element: with a large common offset
+    // (activations around 1000 with unit spread) x - shift is exact, and neither the mean nor the
+    // deviations ever pass through an fp32 number of the offset's size, whose rounding would
+    // shift every output.
     const float shift = a.rms ? 0.0f : to_float(in[0]);
     float v[kPer];
-    float deviations = 0;
+    float sum = 0;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int64_t i = t + static_cast<int64_t>(j) * g;
-      v[j] = i < a.size ? to_float(in[i]) : 0.0f;
-      if (i < a.size) deviations += v[j] - shift;
+      const int i = t + j * g;  // a cached row has at most 16384 elements
+      v[j] = i < a.size ? to_float(in[i]) - shift : 0.0f;
+      sum += v[j];
     }
-    float mean = 0;
-    if (!a.rms) mean = shift + group.reduce(deviations, SumOp(), 0.0f, scratch) / n;
+    float mean = 0;  // of v
+    if (!a.rms) mean = group.reduce(sum, SumOp(), 0.0f, scratch) / n;
     float squares = 0;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int64_t i = t + static_cast<int64_t>(j) * g;
+      const int i = t + j * g;  // a cached row has at most 16384 elements
       const float d = v[j] - mean;
       if (i < a.size) squares += d * d;
     }
@@ -53,7 +56,7 @@ __global__ void __launch_bounds__(1024) norm_rows_cached(const S* __restrict__ x
     const float inv = 1.0f / sqrtf(var + a.epsilon);
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int64_t i = t + static_cast<int64_t>(j) * g;
+      const int i = t + j * g;  // a cached row has at most 16384 elements
       if (i < a.size) out[i] = from_float<S>(affine<S>(a, row, i, (v[j] - mean) * inv));
     }
   }
@@ -68,21 +71,22 @@ __global__ void __launch_bounds__(1024) norm_rows_streamed(const S* __restrict__
   for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
     const S* in = x + row * a.size;
     S* out = y + row * a.size;
-    float mean = 0;
+    const float shift = a.rms ? 0.0f : to_float(in[0]);  // as in the cached kernel
+    float mean = 0;                                       // of x - shift
     if (!a.rms) {
-      const float shift = to_float(in[0]);  // as in the cached kernel
-      KahanSum deviations;
-      for (int64_t i = t; i < a.size; i += g) deviations.add(to_float(in[i]) - shift);
-      mean = shift + group.reduce(deviations.value(), SumOp(), 0.0f, scratch) / n;
+      KahanSum sum;
+      for (int64_t i = t; i < a.size; i += g) sum.add(to_float(in[i]) - shift);
+      mean = group.reduce(sum.value(), SumOp(), 0.0f, scratch) / n;
     }
     KahanSum squares;
     for (int64_t i = t; i < a.size; i += g) {
-      const float d = to_float(in[i]) - mean;
+      const float d = (to_float(in[i]) - shift) - mean;
       squares.add(d * d);
     }
     const float var = group.reduce(squares.value(), SumOp(), 0.0f, scratch) / n;
     const float inv = 1.0f / sqrtf(var + a.epsilon);
-    for (int64_t i = t; i < a.size; i += g) out[i] = from_float<S>(affine<S>(a, row, i, (to_float(in[i]) - mean) * inv));
+    for (int64_t i = t; i < a.size; i += g)
+      out[i] = from_float<S>(affine<S>(a, row, i, ((to_float(in[i]) - shift) - mean) * inv));
   }
 }
 

@@ -1,7 +1,7 @@
 // Normalization kernels on linear fp32, fp16 or bf16 tensors; parameters (scale, bias, mean,
 // variance) have the input's type. Statistics in fp32 with two passes over values cached in
-// registers (the mean, summed as deviations from the row's first element so that a large
-// common offset costs no precision, then the biased variance of the deviations from the mean),
+// registers (the mean, then the biased variance of the deviations from it; values are held
+// relative to the row's first element so that a large common offset costs no precision),
 // as src/backends/cpu/normalization.cpp computes them in fp64; rows too long to cache stream
 // from memory with compensated sums.
 //
