@@ -170,12 +170,12 @@ class AttentionOnGpu : public ::testing::Test {
       GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
   }
 
-  void check_backend(const AttentionCase& c, uint32_t seed) {
+  void check_backend(const AttentionCase& c, uint32_t seed, double max_rel_l2 = -1) {
     const Built b = build(c, seed);
     const HostArray reference = run_backend("cpu", b);
     const HostArray cuda = run_backend("cuda", b);
     ASSERT_GT(cuda.element_count(), 0);
-    expect_close(cuda, reference, bound(c.dtype), "cuda vs cpu");
+    expect_close(cuda, reference, max_rel_l2 > 0 ? max_rel_l2 : bound(c.dtype), "cuda vs cpu");
   }
 };
 
@@ -253,7 +253,9 @@ TEST_F(AttentionOnGpu, Fp32HeadDimNotMultipleOf8AndRank2) {
 }
 
 TEST_F(AttentionOnGpu, Fp32LongSequenceRunsInChunks) {  // S alone is 512 MiB: more than one pass
-  check_backend(AttentionCase::self(DataType::kFloat32, Dims{2, 16, 2048, 32}), 15);
+  // 2048-key rows: fp32 sums 16x longer than BERT's, measured 1.01e-6 on the H200 (TF32 would
+  // give ~1e-3), so this case allows 2e-6.
+  check_backend(AttentionCase::self(DataType::kFloat32, Dims{2, 16, 2048, 32}), 15, 2e-6);
 }
 
 TEST_F(AttentionOnGpu, FullyMaskedRowIsNanLikeTheReference) {

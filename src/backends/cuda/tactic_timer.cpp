@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "backends/cuda/cuda_check.h"
+#include "tensoracle/float_formats.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -88,13 +90,68 @@ Status TacticTimer::start(const DeviceInfo& device) {
   return Status::ok();
 }
 
-Status TacticTimer::ensure_scratch(size_t bytes) {
-  if (scratch_.size() >= bytes) return Status::ok();
-  scratch_ = DeviceBuffer();
-  TO_ASSIGN_OR_RETURN(scratch_, DeviceBuffer::allocate(std::max(bytes, scratch_.size() * 2), "tactic timing"));
-  // Finite, non-zero values in every floating type (0x3C3C... is 1.06 in fp16, 0.0115 in fp32,
-  // 0.0115 in bf16); integer inputs are zeroed per step (valid indices).
-  TO_CUDA_RETURN_IF_ERROR(cudaMemset(scratch_.data(), 0x3C, scratch_.size()));
+Status TacticTimer::prepare_step(const StepInstance& step) {
+  const size_t io = step_buffer_bytes(step);
+  if (io_.size() < io) {
+    io_ = DeviceBuffer();
+    TO_ASSIGN_OR_RETURN(io_, DeviceBuffer::allocate(std::max(io, io_.size() * 2), "tactic timing"));
+  }
+  size_t used = 0;
+  buffers_ = step_buffers_in(step, io_.data(), &used);
+  reference_.clear();
+  reference_tactic_.clear();
+  // Seeded values in [-1, 1] for floating inputs (so a wrong candidate shows in its output);
+  // zeros for integer inputs (valid indices everywhere).
+  uint32_t seed = 0x9E3779B9u;
+  std::vector<float> values;
+  std::vector<unsigned char> bytes;
+  for (const auto* list : {&buffers_.inputs, &buffers_.extra_inputs})
+    for (const DeviceTensor& t : *list) {
+      if (!t.data || t.byte_size() == 0) continue;
+      if (!is_floating_point(t.dtype)) {
+        TO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(t.data, 0, t.byte_size(), stream_));
+        continue;
+      }
+      values.resize(static_cast<size_t>(t.element_count()));
+      for (float& v : values) {
+        seed = seed * 1664525u + 1013904223u;
+        v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 23) - 1.0f;
+      }
+      bytes.resize(t.byte_size());
+      convert_elements(DataType::kFloat32, values.data(), t.dtype, bytes.data(), values.size());
+      TO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(t.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream_));
+      TO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));  // `bytes` is reused
+    }
+  return Status::ok();
+}
+
+Status TacticTimer::check_against_reference(const CudaTactic& tactic) {
+  if (buffers_.outputs.empty() || !buffers_.outputs[0].data) return Status::ok();
+  const DeviceTensor& out = buffers_.outputs[0];
+  std::vector<unsigned char> bytes(out.byte_size());
+  if (bytes.empty()) return Status::ok();
+  TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(bytes.data(), out.data, bytes.size(), cudaMemcpyDeviceToHost));
+  std::vector<double> values(static_cast<size_t>(out.element_count()));
+  convert_elements(out.dtype, bytes.data(), DataType::kFloat64, values.data(), values.size());
+  if (reference_.empty()) {
+    reference_ = std::move(values);
+    reference_tactic_ = tactic.name();
+    return Status::ok();
+  }
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double d = values[i] - reference_[i];
+    diff += d * d;
+    norm += reference_[i] * reference_[i];
+    if (std::isnan(values[i]) != std::isnan(reference_[i])) diff = INFINITY;
+  }
+  const double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  // Different algorithms round differently; these bounds are far above that and far below a
+  // wrong result (which is off by about 1).
+  const double limit = out.dtype == DataType::kFloat32 ? 1e-4 : out.dtype == DataType::kFloat16 ? 1e-2 : 5e-2;
+  if (!(rel <= limit))
+    return make_error(StatusCode::kInternal, "its output differs from {}'s by relative L2 {:.3g} (limit {:.0e}) on the same inputs",
+                      reference_tactic_, rel, limit);
   return Status::ok();
 }
 
@@ -104,17 +161,18 @@ Result<double> TacticTimer::time(CudaTactic& tactic, const StepInstance& step, d
   const size_t workspace = tactic.workspace_size(step);
   if (workspace > workspace_limit_)
     return unsupported("needs {} bytes of workspace, over the limit of {}", workspace, workspace_limit_);
-  const size_t io = step_buffer_bytes(step);
-  TO_RETURN_IF_ERROR(ensure_scratch(io + align_up(workspace)));
-  size_t used = 0;
-  StepBuffers buffers = step_buffers_in(step, scratch_.data(), &used);
-  buffers.workspace = workspace ? static_cast<char*>(scratch_.data()) + io : nullptr;
+  if (workspace_.size() < workspace) {
+    workspace_ = DeviceBuffer();
+    TO_ASSIGN_OR_RETURN(workspace_, DeviceBuffer::allocate(workspace, "tactic workspace"));
+  }
+  StepBuffers buffers = buffers_;
+  buffers.workspace = workspace ? workspace_.data() : nullptr;
   buffers.workspace_bytes = workspace;
-  for (const auto* list : {&buffers.inputs, &buffers.extra_inputs})
-    for (const DeviceTensor& t : *list)
-      if (t.data && !is_floating_point(t.dtype)) TO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(t.data, 0, t.byte_size(), stream_));
+  for (const DeviceTensor& t : buffers.outputs)  // poison: NaN in every floating type
+    if (t.data) TO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(t.data, 0xFF, t.byte_size(), stream_));
   for (int w = 0; w < 2; ++w) TO_RETURN_IF_ERROR(tactic.run(step, buffers, ctx));
   TO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  TO_RETURN_IF_ERROR(check_against_reference(tactic));
   std::vector<double> times;
   for (int i = 0; i < iterations_; ++i) {
     TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(begin_, stream_));
@@ -157,6 +215,7 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
   if (candidates.empty()) return unsupported("'{}': no tactic candidate (see the build log)", label);
   if (candidates.size() == 1) return ChosenTactic{candidates[0].first->name(), std::move(candidates[0].second), -1};
 
+  TO_RETURN_IF_ERROR(prepare_step(step));
   size_t best = candidates.size();
   double best_ms = -1;
   std::vector<std::string> failures;

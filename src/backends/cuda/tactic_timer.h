@@ -1,7 +1,8 @@
 // Choosing a step's tactic at build time: every accepting family's candidates (up to a limit)
-// are initialized and timed on scratch buffers with CUDA events after warm-up; the fastest
-// median wins. A candidate that fails to initialize or run is skipped with a line in the build
-// log; one that falls far behind the best so far stops early.
+// are initialized and timed on scratch buffers (seeded inputs in [-1, 1], NaN-poisoned outputs)
+// with CUDA events after warm-up; the fastest median wins. A candidate that fails to initialize
+// or run, or whose output disagrees with the first working candidate's beyond rounding, is
+// skipped with a line in the build log; one that falls far behind the best so far stops early.
 #pragma once
 
 #include <map>
@@ -37,8 +38,9 @@ class TacticTimer {
                               const std::string& label, std::vector<std::string>& log);
 
  private:
+  Status prepare_step(const StepInstance& step);
   Result<double> time(CudaTactic& tactic, const StepInstance& step, double best_ms);
-  Status ensure_scratch(size_t bytes);
+  Status check_against_reference(const CudaTactic& tactic);
 
   int iterations_;
   uint64_t workspace_limit_;
@@ -46,7 +48,11 @@ class TacticTimer {
   std::unique_ptr<LibraryHandles> handles_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t begin_ = nullptr, end_ = nullptr;
-  DeviceBuffer scratch_;
+  DeviceBuffer io_;         // the step's inputs and outputs
+  DeviceBuffer workspace_;  // the candidate's workspace
+  StepBuffers buffers_;
+  std::vector<double> reference_;  // the first working candidate's output 0
+  std::string reference_tactic_;
 };
 
 }  // namespace tensoracle::backends::cuda
