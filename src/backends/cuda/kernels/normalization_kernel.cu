@@ -20,8 +20,8 @@ __device__ __forceinline__ float affine(const NormArgs& a, int64_t row, int64_t 
   return v;
 }
 
-template <typename S, int kPer, bool kWarp>
 // Warps are launched 128 threads per block (row_launch); blocks with up to 1024.
+template <typename S, int kPer, bool kWarp>
 __global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_cached(const S* __restrict__ x, S* __restrict__ y, NormArgs a) {
   __shared__ float scratch[32];
   const RowGroup<kWarp> group;

@@ -13,8 +13,8 @@ using device::SumOp;
 using device::to_float;
 
 // Rows cached in registers: kPer values per thread, element index rank + j * group size.
-template <typename S, int kPer, bool kWarp>
 // Warps are launched 128 threads per block (row_launch); blocks with up to 1024.
+template <typename S, int kPer, bool kWarp>
 __global__ void __launch_bounds__(kWarp ? 128 : 1024) softmax_rows_cached(const S* __restrict__ x, S* __restrict__ y, int64_t rows,
                                                            int64_t size) {
   __shared__ float scratch[32];
