@@ -1,0 +1,102 @@
+// Shared by the GPU model tests: build an engine on the cuda backend through the public API, run
+// it on caller-owned device buffers from host arrays, and compare against a PyTorch reference
+// with a model's limits.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "tensoracle/compare.h"
+#include "tensoracle/engine.h"
+
+namespace tensoracle::testing {
+
+// Skips the calling test (with the reason) where no CUDA GPU is usable.
+#define TO_SKIP_WITHOUT_GPU()                                                                                \
+  do {                                                                                                       \
+    int count_ = 0;                                                                                          \
+    const cudaError_t error_ = cudaGetDeviceCount(&count_);                                                  \
+    if (error_ != cudaSuccess || count_ == 0)                                                                \
+      GTEST_SKIP() << "no CUDA GPU: " << (error_ != cudaSuccess ? cudaGetErrorString(error_) : "0 devices"); \
+  } while (0)
+
+inline Status cuda_status(cudaError_t error, const std::string& what) {
+  if (error == cudaSuccess) return Status::ok();
+  return Status(StatusCode::kInternal, what + ": " + cudaGetErrorString(error));
+}
+
+// cudaMalloc'd memory freed on destruction.
+class DeviceBuffer {
+ public:
+  static Result<DeviceBuffer> allocate(size_t bytes) {
+    DeviceBuffer buffer;
+    void* p = nullptr;
+    TO_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc"));
+    buffer.ptr_.reset(p);
+    return buffer;
+  }
+  void* get() const { return ptr_.get(); }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { cudaFree(p); }
+  };
+  std::unique_ptr<void, Free> ptr_;
+};
+
+// Builds `build` for the cuda backend (serialized, then deserialized as an application would).
+inline Result<Engine> build_cuda_engine(EngineBuild build) {
+  build.backend = "cuda";
+  build.quiet = true;
+  TO_ASSIGN_OR_RETURN(std::string bytes, build_serialized_engine(build));
+  return Engine::deserialize(bytes.data(), bytes.size(), build.name + ".engine");
+}
+
+// Runs `engine` once on device copies of `inputs` (each input's shape set from its array) and
+// returns every output copied back. Outputs are filled with 0xFF bytes first (NaN for floats), so
+// an element the engine never wrote shows up as non-finite.
+inline Result<NamedArrays> run_on_device(const Engine& engine, const NamedArrayViews& inputs) {
+  TO_ASSIGN_OR_RETURN(Execution exec, engine.create_execution());
+  std::vector<DeviceBuffer> buffers;
+  for (const std::string& name : engine.input_names()) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) return Status(StatusCode::kNotFound, "no host array for engine input '" + name + "'");
+    TO_RETURN_IF_ERROR(exec.set_input_shape(name, it->second.shape));
+    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(it->second.byte_size()));
+    TO_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpy(buffer.get(), it->second.data, it->second.byte_size(), cudaMemcpyHostToDevice), "copy " + name));
+    TO_RETURN_IF_ERROR(exec.bind(name, buffer.get()));
+    buffers.push_back(std::move(buffer));
+  }
+  NamedArrays outputs;
+  std::vector<std::pair<std::string, void*>> output_buffers;
+  for (const std::string& name : engine.output_names()) {
+    TO_ASSIGN_OR_RETURN(Dims shape, exec.tensor_shape(name));
+    TO_ASSIGN_OR_RETURN(IoTensor io, engine.tensor(name));
+    TO_ASSIGN_OR_RETURN(HostArray host, HostArray::zeros(io.dtype, shape));
+    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(host.byte_size()));
+    TO_RETURN_IF_ERROR(cuda_status(cudaMemset(buffer.get(), 0xFF, host.byte_size()), "poison " + name));
+    TO_RETURN_IF_ERROR(exec.bind(name, buffer.get()));
+    output_buffers.emplace_back(name, buffer.get());
+    buffers.push_back(std::move(buffer));
+    outputs.emplace(name, std::move(host));
+  }
+  cudaStream_t stream = nullptr;
+  TO_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+  Status run = exec.enqueue(stream);
+  const cudaError_t synced = cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  TO_RETURN_IF_ERROR(run);
+  TO_RETURN_IF_ERROR(cuda_status(synced, "cudaStreamSynchronize after enqueue"));
+  for (const auto& [name, device] : output_buffers) {
+    HostArray& host = outputs.at(name);
+    TO_RETURN_IF_ERROR(
+        cuda_status(cudaMemcpy(host.data(), device, host.byte_size(), cudaMemcpyDeviceToHost), "copy back " + name));
+  }
+  return outputs;
+}
+
+}  // namespace tensoracle::testing
