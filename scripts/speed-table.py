@@ -7,7 +7,7 @@ PyTorch eager, torch.compile reduce-overhead (and max-autotune when it was timed
 "median (p90)" in ms; the ratio ours / best torch.compile (<= 1.0: we are not slower; the
 product's goal is <= 1/1.4 = 0.71); and the engine's build time.
 
-    python3 scripts/speed-table.py --ours model_bench.json --torch torch_baseline.json [--out table.md]
+    python3 scripts/speed-table.py --ours model_bench.json... --torch torch_baseline.json... [--out table.md]
 """
 import argparse
 import json
@@ -57,25 +57,34 @@ def table(ours, torch_report):
     return "\n".join(lines) + "\n"
 
 
+def load(paths):
+    reports = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                reports.append(json.load(f))
+        except (OSError, json.JSONDecodeError) as e:
+            sys.exit(f"speed-table: {path}: {e}")
+    return reports
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ours", required=True, help="bench/gpu/model_bench --json output")
-    parser.add_argument("--torch", required=True, help="scripts/torch-baseline.py --out output")
+    parser.add_argument("--ours", required=True, nargs="+",
+                        help="bench/gpu/model_bench --json output(s); several (one per model run) are merged")
+    parser.add_argument("--torch", required=True, nargs="+", help="scripts/torch-baseline.py --out output(s), merged")
     parser.add_argument("--out", help="write the table here as well as to stdout")
     args = parser.parse_args()
-    try:
-        with open(args.ours) as f:
-            ours = json.load(f)
-        with open(args.torch) as f:
-            torch_report = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        sys.exit(f"speed-table: {e}")
+    ours_reports, torch_reports = load(args.ours), load(args.torch)
+    ours = dict(ours_reports[0], models={})
+    for report in ours_reports:
+        ours["models"].update(report.get("models", {}))
+    torch_report = dict(torch_reports[0], results=[r for report in torch_reports for r in report.get("results", [])])
     text = table(ours, torch_report)
     sys.stdout.write(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
-
 
 if __name__ == "__main__":
     main()

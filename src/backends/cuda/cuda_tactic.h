@@ -45,6 +45,10 @@ class TacticFamily {
                                                                       int limit) const = 0;
   // The candidate a plan recorded (`choice` is what CudaTactic::choice returned).
   virtual Result<std::unique_ptr<CudaTactic>> replay(const StepInstance& step, const nlohmann::json& choice) const = 0;
+  // True for a family of our own straightforward kernels, tested against the CPU backend: the
+  // tactic timer checks every candidate's output against its candidate's, so that a library
+  // engine giving wrong results is rejected even when it is the heuristics' first choice.
+  virtual bool is_reference() const { return false; }
 };
 
 // Every family compiled in, by the anchor kind it implements, in preference order.

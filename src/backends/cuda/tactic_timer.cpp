@@ -138,25 +138,30 @@ Status TacticTimer::check_against_reference(const CudaTactic& tactic) {
     reference_tactic_ = tactic.name();
     return Status::ok();
   }
+  return agrees_with_reference(out.dtype, values, reference_).with_context(fmt::format("against {}", reference_tactic_));
+}
+
+Status agrees_with_reference(DataType type, const std::vector<double>& candidate, const std::vector<double>& reference) {
+  if (candidate.size() != reference.size())
+    return make_error(StatusCode::kInternal, "{} output elements, the reference has {}", candidate.size(), reference.size());
   double diff = 0, norm = 0;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const double d = values[i] - reference_[i];
+  for (size_t i = 0; i < candidate.size(); ++i) {
+    const double d = candidate[i] - reference[i];
     diff += d * d;
-    norm += reference_[i] * reference_[i];
-    if (std::isnan(values[i]) != std::isnan(reference_[i])) diff = INFINITY;
+    norm += reference[i] * reference[i];
+    if (std::isnan(candidate[i]) != std::isnan(reference[i])) diff = INFINITY;
   }
   const double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
   // Different algorithms round differently; these bounds are far above that and far below a
   // wrong result (which is off by about 1).
-  const double limit = out.dtype == DataType::kFloat32 ? 1e-4 : out.dtype == DataType::kFloat16 ? 1e-2 : 5e-2;
+  const double limit = type == DataType::kFloat32 ? 1e-4 : type == DataType::kFloat16 ? 1e-2 : 5e-2;
   if (!(rel <= limit))
-    return make_error(StatusCode::kInternal, "its output differs from {}'s by relative L2 {:.3g} (limit {:.0e}) on the same inputs",
-                      reference_tactic_, rel, limit);
+    return make_error(StatusCode::kInternal, "its output differs from the reference's by relative L2 {:.3g} (limit {:.0e}) on the same inputs",
+                      rel, limit);
   return Status::ok();
 }
 
-Result<double> TacticTimer::time(CudaTactic& tactic, const StepInstance& step, double best_ms) {
-  const RunContext ctx = handles_->context(stream_, &device_);
+Result<StepBuffers> TacticTimer::run_checked(CudaTactic& tactic, const StepInstance& step, const RunContext& ctx) {
   TO_RETURN_IF_ERROR(tactic.initialize(step, ctx));
   const size_t workspace = tactic.workspace_size(step);
   if (workspace > workspace_limit_)
@@ -173,6 +178,12 @@ Result<double> TacticTimer::time(CudaTactic& tactic, const StepInstance& step, d
   for (int w = 0; w < 2; ++w) TO_RETURN_IF_ERROR(tactic.run(step, buffers, ctx));
   TO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   TO_RETURN_IF_ERROR(check_against_reference(tactic));
+  return buffers;
+}
+
+Result<double> TacticTimer::time(CudaTactic& tactic, const StepInstance& step, double best_ms) {
+  const RunContext ctx = handles_->context(stream_, &device_);
+  TO_ASSIGN_OR_RETURN(const StepBuffers buffers, run_checked(tactic, step, ctx));
   std::vector<double> times;
   for (int i = 0; i < iterations_; ++i) {
     TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(begin_, stream_));
@@ -213,14 +224,42 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
     for (auto& c : *list) candidates.emplace_back(family, std::move(c));
   }
   if (candidates.empty()) return unsupported("'{}': no tactic candidate (see the build log)", label);
-  if (candidates.size() == 1) return ChosenTactic{candidates[0].first->name(), std::move(candidates[0].second), -1};
+  const TacticFamily* reference_family = nullptr;
+  for (const TacticFamily* family : families)
+    if (family->is_reference()) {
+      reference_family = family;
+      break;
+    }
+  // One candidate that is itself the reference, or with nothing to check it against: no need to run it.
+  if (candidates.size() == 1 && (reference_family == nullptr || candidates[0].first == reference_family))
+    return ChosenTactic{candidates[0].first->name(), std::move(candidates[0].second), -1};
 
   TO_RETURN_IF_ERROR(prepare_step(step));
+  // The reference runs first (untimed), so every candidate, the heuristics' first choice included,
+  // is checked against our own kernel rather than against another library engine.
+  std::unique_ptr<CudaTactic> reference;
+  if (reference_family != nullptr) {
+    auto made = reference_family->candidates(step, ctx, 1);
+    Status ran = made.is_ok() ? run_checked(*made->front(), step, ctx).status() : made.status();
+    if (ran.is_ok()) {
+      reference = std::move(made->front());
+    } else {
+      cudaGetLastError();
+      reference_.clear();
+      log.push_back(fmt::format("{}: reference {} did not run ({}); candidates are checked against the first working one",
+                                label, reference_family->name(), ran.message()));
+    }
+  }
   size_t best = candidates.size();
   double best_ms = -1;
   std::vector<std::string> failures;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    auto ms = time(*candidates[i].second, step, best_ms);
+    // A lone candidate (optimization level 0) is checked, not timed.
+    Result<double> ms = -1.0;
+    if (candidates.size() > 1)
+      ms = time(*candidates[i].second, step, best_ms);
+    else if (Status checked = run_checked(*candidates[i].second, step, ctx).status(); !checked.is_ok())
+      ms = checked;
     if (!ms.is_ok()) {
       // A failure that poisons the context (an illegal address) makes every later call fail too;
       // clear what can be cleared and go on, the next candidate's error will tell.
@@ -231,9 +270,12 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
     }
     if (best == candidates.size() || *ms < best_ms) best = i, best_ms = *ms;
   }
-  if (best == candidates.size())
-    return unsupported("'{}': every tactic candidate failed: {}", label, fmt::join(failures, "; "));
-  return ChosenTactic{candidates[best].first->name(), std::move(candidates[best].second), best_ms};
+  if (best < candidates.size()) return ChosenTactic{candidates[best].first->name(), std::move(candidates[best].second), best_ms};
+  if (reference) {
+    log.push_back(fmt::format("{}: every candidate failed; using the reference {}", label, reference_family->name()));
+    return ChosenTactic{reference_family->name(), std::move(reference), -1};
+  }
+  return unsupported("'{}': every tactic candidate failed: {}", label, fmt::join(failures, "; "));
 }
 
 }  // namespace tensoracle::backends::cuda

@@ -1,8 +1,10 @@
 // Choosing a step's tactic at build time: every accepting family's candidates (up to a limit)
 // are initialized and timed on scratch buffers (seeded inputs in [-1, 1], NaN-poisoned outputs)
 // with CUDA events after warm-up; the fastest median wins. A candidate that fails to initialize
-// or run, or whose output disagrees with the first working candidate's beyond rounding, is
-// skipped with a line in the build log; one that falls far behind the best so far stops early.
+// or run, or whose output disagrees beyond rounding with the reference (the candidate of a
+// reference family, our own kernel, where one implements the step; else the first working
+// candidate), is skipped with a line in the build log; one that falls far behind the best so far
+// stops early. A lone candidate (optimization level 0) is checked but not timed.
 #pragma once
 
 #include <map>
@@ -18,13 +20,17 @@ namespace tensoracle::backends::cuda {
 struct ChosenTactic {
   std::string family;
   std::unique_ptr<CudaTactic> tactic;
-  double median_ms = -1;  // -1: the only candidate, not timed
+  double median_ms = -1;  // -1: not timed (the only candidate, or the reference after every candidate failed)
 };
 
 // Buffers for `step` carved from one device allocation (the timer's scratch, or a test's).
 StepBuffers step_buffers_in(const StepInstance& step, void* base, size_t* used);
 // The bytes step_buffers_in needs for `step` (256-byte aligned pieces).
 size_t step_buffer_bytes(const StepInstance& step);
+
+// Ok when a candidate's output 0 (as doubles) agrees with the reference's on the same inputs within
+// a bound for `type` far above rounding differences between algorithms and far below a wrong result.
+Status agrees_with_reference(DataType type, const std::vector<double>& candidate, const std::vector<double>& reference);
 
 class TacticTimer {
  public:
@@ -39,6 +45,9 @@ class TacticTimer {
 
  private:
   Status prepare_step(const StepInstance& step);
+  // Initializes `tactic`, runs it on the step's inputs into poisoned outputs and checks the result
+  // against the reference (the first call sets it); the buffers it ran with come back.
+  Result<StepBuffers> run_checked(CudaTactic& tactic, const StepInstance& step, const RunContext& ctx);
   Result<double> time(CudaTactic& tactic, const StepInstance& step, double best_ms);
   Status check_against_reference(const CudaTactic& tactic);
 
@@ -51,7 +60,7 @@ class TacticTimer {
   DeviceBuffer io_;         // the step's inputs and outputs
   DeviceBuffer workspace_;  // the candidate's workspace
   StepBuffers buffers_;
-  std::vector<double> reference_;  // the first working candidate's output 0
+  std::vector<double> reference_;  // output 0 of the reference family's candidate, else of the first working one
   std::string reference_tactic_;
 };
 

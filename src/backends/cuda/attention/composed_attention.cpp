@@ -283,6 +283,7 @@ class ComposedAttentionTactic final : public CudaTactic {
 class ComposedAttentionFamily final : public TacticFamily {
  public:
   std::string name() const override { return kFamilyName; }
+  bool is_reference() const override { return true; }
 
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override { return plan_for(step).status(); }
 

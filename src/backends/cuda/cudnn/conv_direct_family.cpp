@@ -71,6 +71,7 @@ class DirectConvTactic final : public CudaTactic {
 class DirectConvFamily final : public TacticFamily {
  public:
   std::string name() const override { return kFamilyName; }
+  bool is_reference() const override { return true; }
 
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_ASSIGN_OR_RETURN(const ConvProblem problem, conv_problem(step));
