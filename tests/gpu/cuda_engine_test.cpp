@@ -187,6 +187,55 @@ TEST_F(CudaEngine, ReplayingTheRecordedTacticsRebuildsTheSamePlan) {
   EXPECT_EQ(layers_of(*first), layers_of(*second));
 }
 
+// h = x W^T is read through two reshapes (a softmax over [N, 2, 64] and the final sum) while a
+// larger tensor is allocated in between: the views must keep h's bytes alive until their last reader.
+Status viewed(Network& net) {
+  Tensor x = net.add_input("x", DataType::kFloat32, {-1, 64});
+  Tensor w = net.add_constant(seeded(DataType::kFloat32, {128, 64}, 5), "w");
+  Tensor wide = net.add_constant(seeded(DataType::kFloat32, {512, 64}, 6), "wide");
+  Tensor h = net.matmul(x, w, MatMulAttributes().set_transpose_b(true));
+  Tensor split = net.reshape(h, ReshapeAttributes().set_shape({-1, 2, 64}));
+  Tensor big = net.relu(net.matmul(x, wide, MatMulAttributes().set_transpose_b(true)));
+  Tensor folded = net.reshape(net.softmax(split), ReshapeAttributes().set_shape({-1, 128}));
+  Tensor again = net.reshape(split, ReshapeAttributes().set_shape({-1, 128}));  // a view of a view
+  Tensor pooled = net.reshape(big, ReshapeAttributes().set_shape({-1, 4, 128}));
+  net.mark_output(net.add(net.add(folded, again), net.softmax(pooled, SoftmaxAttributes().set_axis(1))), "y");
+  return net.status();
+}
+
+TEST_F(CudaEngine, ReshapesOfIntermediatesAreViewsWithoutAStep) {
+  EngineBuild build;
+  build.name = "views";
+  build.graph_version = "1";
+  build.graph = [](Network& net, const Weights&) { return viewed(net); };
+  build.weights_path = std::string(TENSORACLE_FIXTURES_DIR) + "/examples/tinynet/weights.safetensors";
+  build.backend = "cuda";
+  build.add_input("x", {ShapeRange{{1, 64}, {4, 64}, {16, 64}}});
+  build.quiet = true;
+  auto bytes = build_serialized_engine(build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "views");
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  auto plan = nlohmann::json::parse(std::string(engine->file().plan().as_string_view()));
+  for (const auto& layer : plan.at("layers")) EXPECT_NE(layer.at("kind"), "reshape") << layer.dump();
+
+  Network reference_net;
+  ASSERT_TRUE(viewed(reference_net).is_ok());
+  auto cpu = backends::create_backend("cpu").value();
+  auto exec = engine->create_execution();
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  for (int64_t n : {4, 16, 1}) {
+    HostArray x = seeded(DataType::kFloat32, {n, 64}, 200 + static_cast<unsigned>(n));
+    auto got = exec->run_on_host({{"x", x.view()}});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    auto want = cpu->execute(reference_net, {{"x", x.view()}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    auto cmp = compare_outputs(got->at("y").view(), want->at("y").view());
+    ASSERT_TRUE(cmp.is_ok());
+    EXPECT_LE(cmp->rel_l2_error, 1e-6) << "n=" << n;
+  }
+}
+
 TEST_F(CudaEngine, RefusesAShapeOutsideItsProfile) {
   auto bytes = build_serialized_engine(mlp_build(DataType::kFloat32));
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();

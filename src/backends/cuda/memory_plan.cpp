@@ -16,20 +16,28 @@ struct Interval {
 }  // namespace
 
 MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
-                       uint64_t workspace_bytes) {
+                       uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views) {
   MemoryPlan plan;
   plan.offsets.assign(network.num_tensors(), -1);
   plan.bytes.assign(network.num_tensors(), 0);
   std::vector<bool> is_output(network.num_tensors(), false);
   for (Tensor t : network.outputs()) is_output[t.id] = true;
 
+  // The tensor owning t's bytes (views may chain: a reshape of a reshape).
+  const auto storage = [&](uint32_t t) {
+    for (auto it = views.find(t); it != views.end(); it = views.find(t)) t = it->second;
+    return t;
+  };
   std::vector<Interval> life(network.num_tensors());
   for (size_t s = 0; s < steps.size(); ++s) {
     for (Tensor t : steps[s].outputs)
       if (!is_output[t.id]) life[t.id].first = std::min(life[t.id].first, s), life[t.id].last = std::max(life[t.id].last, s);
     for (const auto* list : {&steps[s].inputs, &steps[s].extra_inputs})
-      for (Tensor t : *list)
-        if (t.valid() && life[t.id].first != SIZE_MAX) life[t.id].last = std::max(life[t.id].last, s);
+      for (Tensor read : *list) {
+        if (!read.valid()) continue;
+        const uint32_t t = storage(read.id);
+        if (life[t].first != SIZE_MAX) life[t].last = std::max(life[t].last, s);
+      }
   }
   std::vector<uint32_t> order;
   for (uint32_t t = 0; t < life.size(); ++t)
@@ -57,6 +65,10 @@ MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& s
     plan.offsets[t] = static_cast<int64_t>(offset);
     plan.bytes[t] = max_bytes[t];
     plan.activation_bytes = std::max(plan.activation_bytes, offset + size);
+  }
+  for (const auto& [view, base] : views) {
+    plan.offsets[view] = plan.offsets[storage(base)];
+    plan.bytes[view] = max_bytes[view];
   }
   plan.workspace_bytes = align_up(workspace_bytes);
   return plan;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "backends/cuda/planned_step.h"
@@ -22,8 +23,10 @@ struct MemoryPlan {
 };
 
 // Places every tensor a step writes that is not a network output (those live in the caller's
-// buffers). `max_bytes[t]` is tensor t's size at the largest shapes.
+// buffers). `max_bytes[t]` is tensor t's size at the largest shapes. `views` maps a tensor that
+// no step writes to the tensor whose bytes it reinterprets (a reshape): it gets that tensor's
+// offset, and that tensor stays alive as long as the view is read.
 MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
-                       uint64_t workspace_bytes);
+                       uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views = {});
 
 }  // namespace tensoracle::backends::cuda

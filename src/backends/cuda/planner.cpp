@@ -203,6 +203,32 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
   if (count) log.push_back(fmt::format("layouts: {} tensor(s) channels-last (nhwc)", count));
 }
 
+// A reshape of a tensor in the activation arena, linear in and out, reinterprets bytes: it becomes
+// a view (no step; the memory plan gives its output the input's offset). Returns view -> viewed.
+std::map<uint32_t, uint32_t> take_views(const Network& net, std::vector<PlannedStep>& steps, std::vector<std::string>& log) {
+  std::set<uint32_t> network_outputs, in_arena;
+  for (Tensor t : net.outputs()) network_outputs.insert(t.id);
+  std::map<uint32_t, uint32_t> views;
+  std::vector<PlannedStep> kept;
+  for (PlannedStep& step : steps) {
+    const bool view = net.node(step.anchor).kind == OpKind::kReshape && step.fused.empty() && step.inputs.size() == 1 &&
+                      step.outputs.size() == 1 && step.input_layouts[0] == Layout::kLinear &&
+                      step.output_layouts[0] == Layout::kLinear && in_arena.count(step.inputs[0].id) &&
+                      !network_outputs.count(step.outputs[0].id);
+    if (view) {
+      views[step.outputs[0].id] = step.inputs[0].id;
+      in_arena.insert(step.outputs[0].id);
+      continue;
+    }
+    for (Tensor t : step.outputs)
+      if (!network_outputs.count(t.id)) in_arena.insert(t.id);
+    kept.push_back(std::move(step));
+  }
+  steps = std::move(kept);
+  if (!views.empty()) log.push_back(fmt::format("views: {} reshape(s) share their input's memory (no step)", views.size()));
+  return views;
+}
+
 }  // namespace
 
 std::vector<const TacticFamily*> accepting_families(const StepInstance& step, const DeviceInfo& device,
@@ -245,6 +271,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::m
   }
   TO_ASSIGN_OR_RETURN(plan.steps, Lowering(net, opt, device).run());
   assign_layouts(net, plan.steps, opt, device, plan.log);
+  const std::map<uint32_t, uint32_t> views = take_views(net, plan.steps, plan.log);
 
   TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> largest, infer_tensor_descs(net, shapes_at(profiles.front(), &ShapeRange::max)));
   TacticTimer timer(options.timing_iterations, options.workspace_limit_bytes);
@@ -278,7 +305,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::m
     return invalid_argument("cuda plan: the chosen tactics need {} bytes of workspace, over the limit of {}", workspace,
                             options.workspace_limit_bytes);
   TO_ASSIGN_OR_RETURN(std::vector<uint64_t> bytes, max_tensor_bytes(net, profiles));
-  plan.memory = plan_memory(net, plan.steps, bytes, workspace);
+  plan.memory = plan_memory(net, plan.steps, bytes, workspace, views);
   return plan;
 }
 

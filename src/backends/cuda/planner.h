@@ -6,6 +6,8 @@
 // the chain of pointwise layers that alone consume its output while some tactic family accepts
 // the growing epilogue; a pointwise layer starts a chain that absorbs its single pointwise
 // consumers the same way; every other layer is one step. A step runs where its last layer was.
+// A reshape of an intermediate tensor (linear in and out) is no step at all but a view: its
+// output shares the input's bytes in the memory plan.
 #pragma once
 
 #include <functional>
