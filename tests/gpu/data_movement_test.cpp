@@ -13,6 +13,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -22,6 +25,7 @@
 #include "backends/backend.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/copy_plan.h"
+#include "backends/cuda/kernels/copy_strided.h"
 #include "backends/cuda/kernels/reformat.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/float_formats.h"
@@ -161,6 +165,65 @@ TEST(CopyPlan, NegativeStridesWalkBackwards) {
 TEST(CopyPlan, AnEmptyDimMeansNothingToCopy) {
   StridedCopy c = dense_transpose_2d(0, 7);
   EXPECT_EQ(plan_strided_copy(c, 4, kAligned, kAligned).count, 0);
+}
+
+// The copy of transpose(x, perm) for a dense row-major x of `shape` (output dims in output order).
+StridedCopy transpose_copy(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm) {
+  StridedCopy c;
+  c.rank = static_cast<int>(shape.size());
+  std::vector<int64_t> in_strides(shape.size(), 1);
+  for (size_t d = shape.size() - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * shape[d];
+  int64_t out_stride = 1;
+  for (int d = c.rank - 1; d >= 0; --d) {
+    c.shape[d] = shape[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+    c.in_stride[d] = in_strides[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+    c.out_stride[d] = out_stride;
+    out_stride *= c.shape[d];
+  }
+  return c;
+}
+
+TEST(CopyPlan, BertHeadSplitMovesSixteenByteChunksUntiled) {
+  // [32, 128, 12, 64] -> [32, 12, 128, 64] fp16: the innermost 64 elements stay contiguous.
+  const CopyPlan plan = plan_strided_copy(transpose_copy({32, 128, 12, 64}, {0, 2, 1, 3}), 2, kAligned, kAligned);
+  EXPECT_FALSE(tiled_copy_applies(plan));
+  ASSERT_TRUE(chunk_copy_applies(plan));
+  ASSERT_EQ(plan.copy.rank, 4);
+  EXPECT_EQ(plan.copy.shape[3], 64 * 2 / 16);
+  EXPECT_EQ(plan.count, int64_t{32} * 128 * 12 * 64 * 2 / 16);
+}
+
+TEST(CopyPlan, ChunksNeedSixteenByteRowsAndAlignedBases) {
+  // Rows of 6 fp16 (12 bytes): 4-byte words at most, no chunks.
+  EXPECT_FALSE(chunk_copy_applies(plan_strided_copy(transpose_copy({3, 7, 5, 6}, {0, 2, 1, 3}), 2, kAligned, kAligned)));
+  const StridedCopy bert_like = transpose_copy({2, 8, 3, 64}, {0, 2, 1, 3});
+  EXPECT_TRUE(chunk_copy_applies(plan_strided_copy(bert_like, 2, kAligned, kAligned)));
+  EXPECT_FALSE(chunk_copy_applies(plan_strided_copy(bert_like, 2, kAligned + 8, kAligned)));
+  EXPECT_FALSE(chunk_copy_applies(plan_strided_copy(bert_like, 2, kAligned, kAligned + 2)));
+  // A tiled transpose (inner dims swapped) is never a chunk copy.
+  const CopyPlan swap = plan_strided_copy(transpose_copy({8, 64, 32}, {0, 2, 1}), 2, kAligned, kAligned);
+  EXPECT_TRUE(tiled_copy_applies(swap));
+  EXPECT_FALSE(chunk_copy_applies(swap));
+}
+
+TEST(FastDivider, MatchesIntegerDivisionOverTheWholeRange) {
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 1; d <= 1100; ++d) divisors.push_back(d);
+  for (uint32_t shift = 11; shift < 31; ++shift)
+    for (int64_t delta : {-1, 0, 1}) divisors.push_back(static_cast<uint32_t>((int64_t{1} << shift) + delta));
+  divisors.push_back(0x7FFFFFFFu);
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<uint32_t> any(0, 0x7FFFFFFFu);
+  for (int i = 0; i < 2000; ++i) divisors.push_back(std::max<uint32_t>(1, any(rng) >> (i % 31)));
+  for (uint32_t d : divisors) {
+    const FastDivider divider(d);
+    std::vector<uint32_t> dividends{0, 1, d - 1, d, d + 1, 2 * d - 1, 0x7FFFFFFFu, 0x7FFFFFFEu, 0x40000000u};
+    for (int i = 0; i < 200; ++i) dividends.push_back(any(rng) >> (i % 31));
+    for (uint32_t n : dividends) {
+      if (n > 0x7FFFFFFFu) continue;  // 2 * d - 1 past the range for the largest divisors
+      ASSERT_EQ(divider.divide(n), n / d) << n << " / " << d;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- steps of one-layer networks
@@ -498,6 +561,86 @@ TEST_F(DataMovementKernels, TransposeOfOtherRanksAndTypes) {
                         one_input("x", random_array(DataType::kInt64, {3, 70, 40}, 5)), true);
 }
 
+TEST_F(DataMovementKernels, BertHeadSplitTransposeInSixteenByteChunks) {
+  // BERT-base batch 32 (chunk copy), then rows of 6 fp16 (12 bytes: the element kernel) and
+  // fp32 / bf16 rows of whole chunks with outer dims that are not powers of two.
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat16, {32, 128, 12, 64}, {0, 2, 1, 3}),
+                        one_input("x", random_array(DataType::kFloat16, {32, 128, 12, 64}, 6)), true);
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat16, {3, 7, 5, 6}, {0, 2, 1, 3}),
+                        one_input("x", random_array(DataType::kFloat16, {3, 7, 5, 6}, 7)), true);
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat32, {3, 7, 5, 12}, {2, 0, 1, 3}),
+                        one_input("x", random_array(DataType::kFloat32, {3, 7, 5, 12}, 8)), true);
+  check_every_candidate("kernel.transpose", transpose_net(DataType::kBFloat16, {5, 9, 11, 24}, {1, 2, 0, 3}),
+                        one_input("x", random_array(DataType::kBFloat16, {5, 9, 11, 24}, 9)), true);
+}
+
+// The strided copy on raw device memory at given byte offsets from 256-aligned allocations,
+// against the definition in copy_strided.h evaluated on the host.
+class StridedCopyKernel : public OnGpu {
+ protected:
+  void check(const StridedCopy& c, size_t element_size, size_t in_shift, size_t out_shift) {
+    SCOPED_TRACE(fmt::format("element {} bytes, input at +{}, output at +{}", element_size, in_shift, out_shift));
+    int64_t in_span = c.in_offset + 1, out_span = c.out_offset + 1;
+    for (int d = 0; d < c.rank; ++d) {
+      in_span += (c.shape[d] - 1) * std::abs(c.in_stride[d]);
+      out_span += (c.shape[d] - 1) * c.out_stride[d];
+    }
+    const size_t in_bytes = static_cast<size_t>(in_span) * element_size, out_bytes = static_cast<size_t>(out_span) * element_size;
+    std::vector<unsigned char> in(in_bytes), want(out_bytes, 0xAB), got(out_bytes);
+    std::mt19937 rng(static_cast<uint32_t>(in_bytes));
+    for (unsigned char& b : in) b = static_cast<unsigned char>(rng());
+    int64_t count = 1;
+    for (int d = 0; d < c.rank; ++d) count *= c.shape[d];
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t rest = i, src = c.in_offset, dst = c.out_offset;
+      for (int d = c.rank - 1; d >= 0; --d) {
+        src += rest % c.shape[d] * c.in_stride[d];
+        dst += rest % c.shape[d] * c.out_stride[d];
+        rest /= c.shape[d];
+      }
+      std::memcpy(&want[static_cast<size_t>(dst) * element_size], &in[static_cast<size_t>(src) * element_size], element_size);
+    }
+    DeviceMemory din(in_bytes + in_shift), dout(out_bytes + out_shift);
+    unsigned char* in_ptr = static_cast<unsigned char*>(din.ptr) + in_shift;
+    unsigned char* out_ptr = static_cast<unsigned char*>(dout.ptr) + out_shift;
+    CUDA_OK(cudaMemcpy(in_ptr, in.data(), in_bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(out_ptr, 0xAB, out_bytes));
+    CUDA_OK(launch_strided_copy(in_ptr, out_ptr, element_size, c, CopyKernel::kAuto, stream_));
+    CUDA_OK(cudaStreamSynchronize(stream_));
+    CUDA_OK(cudaMemcpy(got.data(), out_ptr, out_bytes, cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(got == want) << "not the copy's definition";
+  }
+};
+
+TEST_F(StridedCopyKernel, ChunksAtAlignedBasesAndTheElementKernelElsewhere) {
+  const StridedCopy head_split = transpose_copy({4, 16, 3, 64}, {0, 2, 1, 3});
+  check(head_split, 2, 0, 0);    // chunks
+  check(head_split, 2, 16, 48);  // chunks, bases moved by whole chunks
+  check(head_split, 2, 2, 0);    // misaligned input: narrower words
+  check(head_split, 2, 0, 6);    // misaligned output
+  check(transpose_copy({4, 16, 3, 64}, {0, 2, 1, 3}), 4, 0, 0);
+  check(transpose_copy({4, 16, 3, 64}, {0, 2, 1, 3}), 8, 8, 0);  // 8-byte aligned only: no chunks
+  check(transpose_copy({7, 5, 3}, {1, 0, 2}), 2, 0, 0);          // 6-byte rows
+}
+
+TEST_F(StridedCopyKernel, ChunksWithOffsetsAndBackwardOuterStrides) {
+  // Rows of [6, 10, 16] fp32 read in reverse order of the first two dims, from input offset 16,
+  // into output rows at offset 32: every row still whole chunks (a reversing slice into a concat).
+  StridedCopy c;
+  c.rank = 3;
+  const int64_t shape[] = {6, 10, 16}, in[] = {-160, -16, 1}, out[] = {320, 32, 1};
+  for (int d = 0; d < 3; ++d) {
+    c.shape[d] = shape[d];
+    c.in_stride[d] = in[d];
+    c.out_stride[d] = out[d];
+  }
+  c.in_offset = 16 + 5 * 160 + 9 * 16;
+  c.out_offset = 32;
+  check(c, 4, 0, 0);
+  check(c, 2, 0, 0);
+  check(c, 2, 0, 4);  // the output base misaligned: narrower words
+}
+
 TEST_F(DataMovementKernels, ConcatOfThreeOnAnInnerAxis) {
   for (auto [type, axis] : {std::pair{DataType::kFloat32, int64_t{1}}, std::pair{DataType::kBFloat16, int64_t{-1}}}) {
     Network n;
@@ -689,6 +832,93 @@ TEST_F(SamplingKernels, PoolingOnNhwcTensors) {
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kFloat32, {2, 8, 20, 20}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)),
                         one_input("x", random_array(DataType::kFloat32, {2, 8, 20, 20}, 87)), false, Layout::kNhwc);
+}
+
+// Channels-last pooling: the vector kernel (C a multiple of 16 bytes) and its fallback (the element
+// kernel), each against the CPU backend and bit for bit against the same tactic on linear tensors
+// (one window walk and one arithmetic per channel on both paths).
+class NhwcPooling : public OnGpu {
+ protected:
+  HostArray run_thread_tactic(const PoolingAttributes& attrs, const HostArray& x, Layout layout) {
+    const OneLayer layer(pooling_net(x.dtype(), x.shape(), attrs));
+    const StepInstance step = layer.step(layout);
+    auto tactic = family("kernel.pooling").replay(step, nlohmann::json{{"variant", "thread"}});
+    EXPECT_TRUE(tactic.is_ok()) << tactic.status().message();
+    HostArray none = HostArray::zeros(x.dtype(), {0}).value();
+    if (!tactic.is_ok()) return none;
+    auto in = upload(x, layout);
+    const TensorDesc& y = layer.outputs[0];
+    const size_t bytes = static_cast<size_t>(y.shape.element_count().value()) * data_type_size(y.dtype);
+    DeviceMemory out(bytes);
+    EXPECT_EQ(cudaMemset(out.ptr, 0xFF, bytes), cudaSuccess);
+    StepBuffers buffers;
+    buffers.inputs.push_back({x.dtype(), x.shape(), layout, in->ptr});
+    buffers.outputs.push_back({y.dtype, y.shape, layout, out.ptr});
+    const RunContext ctx{stream_, nullptr, nullptr, &device_};
+    const Status init = (*tactic)->initialize(step, ctx);
+    EXPECT_TRUE(init.is_ok()) << init.message();
+    const Status ran = (*tactic)->run(step, buffers, ctx);
+    EXPECT_TRUE(ran.is_ok()) << ran.message();
+    if (!init.is_ok() || !ran.is_ok()) return none;
+    return download(buffers.outputs[0]);
+  }
+
+  // NaN planted at [n, c, h, w] positions of x (its linear, NCHW order).
+  static void plant_nans(HostArray& x, const std::vector<std::array<int64_t, 4>>& at) {
+    const Dims& s = x.shape();
+    const double nan = std::nan("");
+    for (const auto& p : at) {
+      const int64_t i = ((p[0] * s[1] + p[1]) * s[2] + p[2]) * s[3] + p[3];
+      convert_elements(DataType::kFloat64, &nan, x.dtype(), static_cast<char*>(x.data()) + i * data_type_size(x.dtype()), 1);
+    }
+  }
+
+  void check(DataType type, Dims shape, const PoolingAttributes& attrs, uint32_t seed, bool with_nans = false) {
+    SCOPED_TRACE(fmt::format("{}{} {}", data_type_name(type), shape.to_string(), with_nans ? "with NaN" : ""));
+    HostArray x = random_array(type, shape, seed);
+    if (with_nans) {
+      const int64_t c = shape[1] - 1;  // the last lane of the last vector, and a middle lane
+      plant_nans(x, {{0, 0, 0, 0}, {1, c, shape[2] - 1, shape[3] - 1}, {1, c / 2, 4, 5}, {0, c / 3, 6, 6}});
+    }
+    check_every_candidate("kernel.pooling", pooling_net(type, shape, attrs), one_input("x", HostArray::copy_of(x.view()).value()),
+                          false, Layout::kNhwc);
+    expect_matches("nhwc against linear", run_thread_tactic(attrs, x, Layout::kNhwc), run_thread_tactic(attrs, x, Layout::kLinear),
+                   true);
+  }
+};
+
+PoolingAttributes stem_pool(PoolingKind kind) {
+  return PoolingAttributes().set_kind(kind).set_window({3, 3}).set_stride({2, 2}).set_padding({1, 1});
+}
+
+TEST_F(NhwcPooling, MaxOverSixtyFourChannelsWithBordersAndNaN) {
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    check(type, {2, 64, 23, 24}, stem_pool(PoolingKind::kMax), 100, /*with_nans=*/true);
+    check(type, {2, 64, 23, 24}, stem_pool(PoolingKind::kMax).set_ceil_mode(true), 101);
+  }
+}
+
+TEST_F(NhwcPooling, AverageOverSixtyFourChannelsCountingPaddingOrNot) {
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32})
+    for (bool include_pad : {true, false}) {
+      check(type, {2, 64, 23, 24}, stem_pool(PoolingKind::kAverage).set_count_include_pad(include_pad), 110);
+      check(type, {2, 64, 17, 18}, stem_pool(PoolingKind::kAverage).set_count_include_pad(include_pad).set_ceil_mode(true), 111,
+            /*with_nans=*/true);
+    }
+  check(DataType::kFloat16, {4, 64, 7, 7}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true), 112);
+  check(DataType::kFloat32, {4, 64, 7, 7}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true), 113);
+}
+
+TEST_F(NhwcPooling, ChannelCountsThatAreNotWholeHalfPrecisionVectors) {
+  // 3 channels: no vector; 12 channels: a whole number of fp32 vectors (4 lanes) but not of fp16 (8).
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32})
+    for (int64_t channels : {3, 12})
+      for (PoolingKind kind : {PoolingKind::kMax, PoolingKind::kAverage})
+        check(type, {2, channels, 15, 16}, stem_pool(kind).set_count_include_pad(false), 120, /*with_nans=*/true);
+}
+
+TEST_F(NhwcPooling, ResNetStemMaxPoolAtBatch8) {
+  check(DataType::kFloat16, {8, 64, 112, 112}, stem_pool(PoolingKind::kMax), 130);
 }
 
 // ---- whole networks through the cuda backend

@@ -46,6 +46,81 @@ __global__ void strided_copy_kernel(const W* __restrict__ in, W* __restrict__ ou
   }
 }
 
+// The 16-byte chunk copy (chunk_copy_applies): rows of `inner` contiguous uint4 chunks, the outer
+// dims listed innermost first. 32-bit indices; dividers instead of integer division.
+struct ChunkArgs {
+  int outer_rank;
+  FastDivider inner;
+  FastDivider outer[StridedCopy::kMaxRank];
+  int32_t outer_in[StridedCopy::kMaxRank];
+  int32_t outer_out[StridedCopy::kMaxRank];
+  int32_t in_offset, out_offset;
+  int32_t count;
+};
+
+ChunkArgs chunk_args(const CopyPlan& p) {
+  const StridedCopy& c = p.copy;
+  ChunkArgs a{};
+  a.outer_rank = c.rank - 1;
+  a.inner = FastDivider(static_cast<uint32_t>(c.shape[c.rank - 1]));
+  for (int k = 0; k < a.outer_rank; ++k) {
+    const int d = c.rank - 2 - k;
+    a.outer[k] = FastDivider(static_cast<uint32_t>(c.shape[d]));
+    a.outer_in[k] = static_cast<int32_t>(c.in_stride[d]);
+    a.outer_out[k] = static_cast<int32_t>(c.out_stride[d]);
+  }
+  a.in_offset = static_cast<int32_t>(c.in_offset);
+  a.out_offset = static_cast<int32_t>(c.out_offset);
+  a.count = static_cast<int32_t>(p.count);
+  return a;
+}
+
+// Chunks in flight per thread: loads are all issued before the first store.
+constexpr int kChunkUnroll = 4;
+constexpr int kChunkThreads = 256;
+
+__device__ __forceinline__ void chunk_offsets(const ChunkArgs& a, int32_t i, int32_t& src, int32_t& dst) {
+  uint32_t q = a.inner.divide(static_cast<uint32_t>(i));
+  const int32_t col = i - static_cast<int32_t>(q * a.inner.divisor);
+  src = a.in_offset + col;
+  dst = a.out_offset + col;
+#pragma unroll
+  for (int k = 0; k < StridedCopy::kMaxRank - 1; ++k) {
+    if (k >= a.outer_rank) break;
+    uint32_t coord = q;  // the outermost dim needs no division: i < count
+    if (k + 1 < a.outer_rank) {
+      const uint32_t next = a.outer[k].divide(q);
+      coord = q - next * a.outer[k].divisor;
+      q = next;
+    }
+    src += static_cast<int32_t>(coord) * a.outer_in[k];
+    dst += static_cast<int32_t>(coord) * a.outer_out[k];
+  }
+}
+
+__global__ void chunk_copy_kernel(const uint4* __restrict__ in, uint4* __restrict__ out, ChunkArgs a) {
+  const int32_t step = static_cast<int32_t>(gridDim.x * blockDim.x);
+  for (int32_t base = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x); base < a.count;
+       base += kChunkUnroll * step) {
+    uint4 v[kChunkUnroll];
+    int32_t dst[kChunkUnroll];
+#pragma unroll
+    for (int k = 0; k < kChunkUnroll; ++k) {
+      const int32_t i = base + k * step;
+      v[k] = make_uint4(0, 0, 0, 0);
+      dst[k] = 0;
+      if (i < a.count) {
+        int32_t src = 0;
+        chunk_offsets(a, i, src, dst[k]);
+        v[k] = in[src];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kChunkUnroll; ++k)
+      if (base + k * step < a.count) out[dst[k]] = v[k];
+  }
+}
+
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;  // threads per block: kTile x kTileRows
 
@@ -142,6 +217,12 @@ void launch_sized(const CopyPlan& p, const void* in, void* out, bool tiled, cuda
   }
 }
 
+void launch_chunks(const CopyPlan& p, const void* in, void* out, cudaStream_t stream) {
+  constexpr int64_t kPerBlock = int64_t{kChunkThreads} * kChunkUnroll;
+  chunk_copy_kernel<<<grid_blocks((p.count + kPerBlock - 1) / kPerBlock, 1), kChunkThreads, 0, stream>>>(
+      static_cast<const uint4*>(in), static_cast<uint4*>(out), chunk_args(p));
+}
+
 }  // namespace
 
 cudaError_t launch_strided_copy(const void* in, void* out, size_t element_size, const StridedCopy& copy,
@@ -153,7 +234,9 @@ cudaError_t launch_strided_copy(const void* in, void* out, size_t element_size, 
   // Auto: a tile mostly idle (a dim shorter than half a tile) is slower than the strided walk.
   if (tiled && kernel == CopyKernel::kAuto)
     tiled = plan.copy.shape[plan.tile_out] >= kTile / 2 && plan.copy.shape[plan.tile_in] >= kTile / 2;
-  if (plan.fits_int32) launch_sized<int32_t>(plan, in, out, tiled, stream);
+  // The tiled kernel never competes with the chunk copy: it needs an input-strided innermost dim.
+  if (!tiled && chunk_copy_applies(plan)) launch_chunks(plan, in, out, stream);
+  else if (plan.fits_int32) launch_sized<int32_t>(plan, in, out, tiled, stream);
   else launch_sized<int64_t>(plan, in, out, tiled, stream);
   return cudaGetLastError();
 }

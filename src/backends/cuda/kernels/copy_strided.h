@@ -28,6 +28,8 @@ enum class CopyKernel {
   kTiled,    // 32x32 tiles through shared memory: both reads and writes coalesced (transposes)
   kStrided,  // one thread per element, walking the output in memory order
 };
+// kAuto and kStrided move copies whose simplified plan has 16-byte words (copy_plan.h:
+// chunk_copy_applies) with a 16-byte chunk kernel: several uint4 chunks per thread, 32-bit indices.
 
 // Copies `copy` (elements of `element_size` bytes: 1, 2, 4 or 8) from `in` to `out` on `stream`.
 // kTiled on a copy where it does not apply (copy_plan.h: tiled_copy_applies) falls back to kStrided.
