@@ -1,6 +1,8 @@
 #include "backends/cuda/kernels/normalization_kernel.h"
 #include "backends/cuda/kernels/pointwise_device.cuh"
 
+#include <type_traits>
+
 namespace tensoracle::backends::cuda {
 
 namespace {
@@ -90,6 +92,129 @@ __global__ void __launch_bounds__(1024) norm_rows_streamed(const S* __restrict__
   }
 }
 
+// ---- the vector path: rows of whole 16-byte vectors, every pointer 16-byte aligned
+
+constexpr int kVectorBytes = 16;
+
+template <typename S>
+constexpr int vector_width() {
+  return kVectorBytes / static_cast<int>(sizeof(S));
+}
+
+// The most values a thread caches: as the scalar warp rows (32) and block rows (16).
+template <bool kWarp>
+constexpr int vector_cache_limit() {
+  return kWarp ? 32 : 16;
+}
+
+template <typename S>
+constexpr DataType data_type_of() {
+  if constexpr (std::is_same_v<S, __half>) return DataType::kFloat16;
+  else if constexpr (std::is_same_v<S, __nv_bfloat16>) return DataType::kBFloat16;
+  else return DataType::kFloat32;
+}
+
+// One 16-byte vector of S, read and written whole.
+template <typename S>
+union Vector {
+  uint4 raw;
+  S e[vector_width<S>()];
+};
+
+// norm_rows_cached with each thread caching kVecs whole vectors: vector k of a row goes to
+// thread k % g, so every load and store of a warp covers 512 contiguous bytes. The statistics
+// are the cached kernel's (values relative to the row's first element, the mean, then the
+// biased variance of the deviations, all in fp32); only the order of the per-thread sums differs.
+template <typename S, int kVecs, bool kWarp>
+__global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_vector(const S* __restrict__ x, S* __restrict__ y, NormArgs a) {
+  constexpr int kWidth = vector_width<S>();
+  __shared__ float scratch[32];
+  const RowGroup<kWarp> group;
+  const int t = group.rank(), g = group.size();
+  const int vectors = static_cast<int>(a.size / kWidth);  // at most kVecs * g (the launcher checks)
+  const float n = static_cast<float>(a.size);
+  const uint4* scale = static_cast<const uint4*>(a.scale);
+  const uint4* bias = static_cast<const uint4*>(a.bias);
+  for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
+    const uint4* in = reinterpret_cast<const uint4*>(x + row * a.size);
+    uint4* out = reinterpret_cast<uint4*>(y + row * a.size);
+    Vector<S> loaded[kVecs];
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j) {
+      const int k = t + j * g;
+      loaded[j].raw = k < vectors ? in[k] : make_uint4(0, 0, 0, 0);
+    }
+    const float shift = a.rms ? 0.0f : to_float(x[row * a.size]);  // see norm_rows_cached
+    float v[kVecs][kWidth];
+    float sum = 0;
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j) {
+      const bool valid = t + j * g < vectors;
+#pragma unroll
+      for (int e = 0; e < kWidth; ++e) {
+        v[j][e] = valid ? to_float(loaded[j].e[e]) - shift : 0.0f;
+        sum += v[j][e];
+      }
+    }
+    float mean = 0;  // of v
+    if (!a.rms) mean = group.reduce(sum, SumOp(), 0.0f, scratch) / n;
+    float squares = 0;
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j) {
+      if (t + j * g >= vectors) continue;
+#pragma unroll
+      for (int e = 0; e < kWidth; ++e) {
+        const float d = v[j][e] - mean;
+        squares += d * d;
+      }
+    }
+    const float var = group.reduce(squares, SumOp(), 0.0f, scratch) / n;
+    const float inv = 1.0f / sqrtf(var + a.epsilon);
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j) {
+      const int k = t + j * g;
+      if (k >= vectors) continue;
+      Vector<S> s, b, result;
+      if (scale) s.raw = scale[k];
+      if (bias) b.raw = bias[k];
+#pragma unroll
+      for (int e = 0; e < kWidth; ++e) {
+        float r = (v[j][e] - mean) * inv;  // then the affine map as affine() applies it
+        if (scale) r *= to_float(s.e[e]);
+        if (bias) r += to_float(b.e[e]);
+        result.e[e] = from_float<S>(r);
+      }
+      out[k] = result.raw;
+    }
+  }
+}
+
+// Launches norm_rows_vector with `vecs` vectors per thread (norm_vectors_per_thread).
+template <typename S, bool kWarp>
+void launch_vector(const S* x, S* y, const NormArgs& a, const RowLaunch& r, int vecs, unsigned blocks,
+                   cudaStream_t stream) {
+  constexpr int kMaxVecs = vector_cache_limit<kWarp>() / vector_width<S>();
+  switch (vecs) {
+#define TO_NORM_VECTOR_CASE(n)                                                   \
+  case n:                                                                        \
+    if constexpr (n <= kMaxVecs)                                                 \
+      norm_rows_vector<S, n, kWarp><<<blocks, r.threads, 0, stream>>>(x, y, a); \
+    break;
+    TO_NORM_VECTOR_CASE(1)
+    TO_NORM_VECTOR_CASE(2)
+    TO_NORM_VECTOR_CASE(3)
+    TO_NORM_VECTOR_CASE(4)
+    TO_NORM_VECTOR_CASE(5)
+    TO_NORM_VECTOR_CASE(6)
+    TO_NORM_VECTOR_CASE(7)
+    TO_NORM_VECTOR_CASE(8)
+#undef TO_NORM_VECTOR_CASE
+    default: break;  // norm_vectors_per_thread returns no other count
+  }
+}
+
+bool aligned_to_vector(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
+
 template <typename S, bool kWarp>
 void launch_cached(const S* x, S* y, const NormArgs& a, const RowLaunch& r, unsigned blocks, cudaStream_t stream) {
   switch (r.per_thread) {
@@ -115,7 +240,10 @@ void launch_norm_typed(const void* xv, void* yv, const NormArgs& a, const RowLau
   const S* x = static_cast<const S*>(xv);
   S* y = static_cast<S*>(yv);
   const unsigned blocks = device::grid_for(a.rows, r.warp ? r.threads / 32 : 1);
-  if (!r.warp && r.per_thread == 0) norm_rows_streamed<S><<<blocks, r.threads, 0, stream>>>(x, y, a);
+  const int vecs = norm_vectors_per_thread(x, y, data_type_of<S>(), a, r);
+  if (vecs > 0 && r.warp) launch_vector<S, true>(x, y, a, r, vecs, blocks, stream);
+  else if (vecs > 0) launch_vector<S, false>(x, y, a, r, vecs, blocks, stream);
+  else if (!r.warp && r.per_thread == 0) norm_rows_streamed<S><<<blocks, r.threads, 0, stream>>>(x, y, a);
   else if (r.warp) launch_cached<S, true>(x, y, a, r, blocks, stream);
   else launch_cached<S, false>(x, y, a, r, blocks, stream);
 }
@@ -142,6 +270,18 @@ void launch_batch_norm_typed(const void* x, void* y, const BatchNormArgs& a, cud
 }
 
 }  // namespace
+
+int norm_vectors_per_thread(const void* x, const void* y, DataType type, const NormArgs& args, const RowLaunch& rows) {
+  if (type != DataType::kFloat32 && type != DataType::kFloat16 && type != DataType::kBFloat16) return 0;
+  const int64_t width = kVectorBytes / static_cast<int64_t>(data_type_size(type));
+  if (args.groups || args.size <= 0 || args.size % width || !aligned_to_vector(x) || !aligned_to_vector(y) ||
+      (args.scale && !aligned_to_vector(args.scale)) || (args.bias && !aligned_to_vector(args.bias)))
+    return 0;
+  const int64_t threads_per_row = rows.warp ? 32 : rows.threads;
+  const int64_t vecs = (args.size / width + threads_per_row - 1) / threads_per_row;
+  const int64_t limit = (rows.warp ? vector_cache_limit<true>() : vector_cache_limit<false>()) / width;
+  return vecs <= limit ? static_cast<int>(vecs) : 0;
+}
 
 cudaError_t launch_norm(const void* x, void* y, DataType type, const NormArgs& args, const RowLaunch& rows,
                         cudaStream_t stream) {

@@ -3,7 +3,8 @@
 // registers (the mean, then the biased variance of the deviations from it; values are held
 // relative to the row's first element so that a large common offset costs no precision),
 // as src/backends/cpu/normalization.cpp computes them in fp64; rows too long to cache stream
-// from memory with compensated sums.
+// from memory with compensated sums. The vector path (norm_vectors_per_thread) computes the same
+// statistics the same way; only the order of the per-thread partial sums differs.
 //
 // launch_norm covers layer norm and RMS norm (rows = the trailing dims from the axis, the affine
 // index is the position in the row) and group and instance norm (rows = the channels of one
@@ -29,6 +30,12 @@ struct NormArgs {
   const void* scale = nullptr;  // nullptr: none
   const void* bias = nullptr;
 };
+
+// Rows of whole 16-byte vectors (a multiple of 8 fp16/bf16 or 4 fp32 elements) of layer or RMS
+// norm, with x, y, scale and bias 16-byte aligned, take a vector kernel: each thread caches whole
+// vectors (as many values as the scalar kernels cache at most) and loads and stores them whole.
+// The vectors each thread caches for this launch, or 0 where the scalar kernels run.
+int norm_vectors_per_thread(const void* x, const void* y, DataType type, const NormArgs& args, const RowLaunch& rows);
 
 cudaError_t launch_norm(const void* x, void* y, DataType type, const NormArgs& args, const RowLaunch& rows,
                         cudaStream_t stream);

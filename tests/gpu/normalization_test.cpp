@@ -1,0 +1,380 @@
+// The vector path of the layer and RMS norm kernels (rows of whole 16-byte vectors, every
+// pointer 16-byte aligned) and its fallback to the scalar kernels, checked against the CPU
+// reference.
+//
+// - Which launches take the vector path is host code (norm_vectors_per_thread): those tests run
+//   anywhere.
+// - On the GPU every candidate of kernel.layer_norm / kernel.rms_norm runs directly (initialize +
+//   run on poisoned outputs) with its buffers either 16-byte aligned or shifted by one element,
+//   and is compared with the CPU backend: fp32 within rel L2 1e-6, fp16/bf16 within their storage
+//   precision, NaN exactly where the reference has NaN. The aligned BERT-like rows must take the
+//   vector path in at least one candidate, the others must not.
+// GPU tests skip with the reason where no GPU is present.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/kernels/normalization_kernel.h"
+#include "backends/cuda/kernels/pointwise_rows.h"
+#include "tensoracle/compare.h"
+#include "tensoracle/float_formats.h"
+#include "tensoracle/network.h"
+
+namespace tensoracle::backends::cuda {
+namespace {
+
+#define CUDA_OK(call)                                                              \
+  do {                                                                             \
+    const cudaError_t error_ = (call);                                             \
+    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
+  } while (0)
+
+// ---------------------------------------------------------------- host-only: path choice
+
+// A fake device address with the given remainder modulo 16 (never dereferenced).
+const void* address(uintptr_t remainder) { return reinterpret_cast<const void*>(uintptr_t{0x10000} + remainder); }
+
+NormArgs layer_rows(int64_t rows, int64_t size) {
+  NormArgs a;
+  a.rows = rows;
+  a.size = size;
+  a.scale = address(0);
+  a.bias = address(0);
+  return a;
+}
+
+RowLaunch launch_of(int64_t size, const std::string& variant) {
+  auto r = row_launch(size, variant);
+  EXPECT_TRUE(r.is_ok()) << r.status().message();
+  return r.is_ok() ? *r : RowLaunch{};
+}
+
+TEST(NormVectorPath, BertRowsCacheWholeVectorsPerLane) {
+  const RowLaunch warp = launch_of(768, "warp");
+  // 768 fp16 = 96 vectors of 8 = 3 per lane; 768 fp32 = 192 vectors of 4 = 6 per lane.
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, layer_rows(4096, 768), warp), 3);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kBFloat16, layer_rows(4096, 768), warp), 3);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat32, layer_rows(4096, 768), warp), 6);
+  // The warp variant's longest rows (1024) still fit: as many values per lane as the scalar kernel.
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, layer_rows(1, 1024),
+                                    launch_of(1024, "warp")),
+            4);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat32, layer_rows(1, 1024),
+                                    launch_of(1024, "warp")),
+            8);
+}
+
+TEST(NormVectorPath, BlockRowsCacheAtMostSixteenValuesPerThread) {
+  const NormArgs rows = layer_rows(6, 4096);  // 512 fp16 vectors
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, rows, launch_of(4096, "block128")), 0)
+      << "4 vectors (32 values) per thread are more than a block row caches";
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, rows, launch_of(4096, "block256")), 2);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat32, rows, launch_of(4096, "block256")), 4);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, rows, launch_of(4096, "block1024")), 1);
+}
+
+TEST(NormVectorPath, OtherRowsTakeTheScalarKernels) {
+  const RowLaunch warp = launch_of(768, "warp");
+  const NormArgs bert = layer_rows(4096, 768);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, layer_rows(4, 772), warp), 0)
+      << "772 is not a multiple of 8";
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat32, layer_rows(4, 772), warp), 7)
+      << "193 fp32 vectors: 7 rounds over a warp, the last with lane 0 only";
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat32, layer_rows(4, 770), warp), 0)
+      << "770 is not a multiple of 4";
+  EXPECT_EQ(norm_vectors_per_thread(address(2), address(0), DataType::kFloat16, bert, warp), 0) << "x unaligned";
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(8), DataType::kFloat16, bert, warp), 0) << "y unaligned";
+  NormArgs scale = bert;
+  scale.scale = address(4);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat32, scale, warp), 0) << "scale unaligned";
+  NormArgs bias = bert;
+  bias.bias = address(2);
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kBFloat16, bias, warp), 0) << "bias unaligned";
+  NormArgs plain = bert;
+  plain.scale = plain.bias = nullptr;
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, plain, warp), 3)
+      << "no affine parameters: nothing more to align";
+  NormArgs group = bert;
+  group.groups = 8;
+  group.channels_per_group = 4;
+  group.spatial = 192;
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat16, group, warp), 0)
+      << "group norm indexes the affine parameters by channel";
+  EXPECT_EQ(norm_vectors_per_thread(address(0), address(0), DataType::kFloat64, bert, warp), 0);
+}
+
+// ---------------------------------------------------------------- on the GPU
+
+enum class Fill {
+  kMixed,   // non-zero, mixed signs, magnitudes 1/8 .. 8
+  kOffset,  // 1000 + N(0, 1): a large common offset over a small spread
+};
+
+HostArray random_array(DataType type, Dims shape, uint32_t seed, Fill fill = Fill::kMixed) {
+  HostArray array = HostArray::zeros(type, shape).value();
+  std::mt19937 rng(seed);
+  std::vector<double> values(static_cast<size_t>(array.element_count()));
+  std::uniform_real_distribution<double> magnitude(0.125, 8.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::bernoulli_distribution negative(0.5);
+  for (double& v : values) {
+    if (fill == Fill::kOffset)
+      v = 1000.0 + normal(rng);
+    else
+      v = negative(rng) ? -magnitude(rng) : magnitude(rng);
+  }
+  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
+  return array;
+}
+
+void set_nan(HostArray& array, int64_t index) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const size_t width = data_type_size(array.dtype());
+  convert_elements(DataType::kFloat64, &nan, array.dtype(), static_cast<char*>(array.data()) + index * width, 1);
+}
+
+class NormOnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    const cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0)
+      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
+    CUDA_OK(cudaStreamCreate(&stream_));
+    cudaDeviceProp p{};
+    CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    device_.cc_major = p.major;
+    device_.cc_minor = p.minor;
+    device_.sm_count = p.multiProcessorCount;
+    device_.l2_bytes = static_cast<size_t>(p.l2CacheSize);
+    device_.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  // Device memory for `bytes` starting `offset` bytes past a 256-byte aligned allocation.
+  struct DeviceMemory {
+    void* base = nullptr;
+    void* ptr = nullptr;
+    DeviceMemory(size_t bytes, size_t offset) {
+      EXPECT_EQ(cudaMalloc(&base, bytes + offset + 16), cudaSuccess);
+      ptr = static_cast<char*>(base) + offset;
+    }
+    ~DeviceMemory() { cudaFree(base); }
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+  };
+
+  static double rel_l2_bound(DataType type) {
+    return type == DataType::kFloat16 ? 2e-3 : type == DataType::kBFloat16 ? 1e-2 : 1e-6;
+  }
+
+  static void expect_matches(const std::string& what, const HostArray& got, const HostArray& want) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    int64_t nan_mismatches = 0;
+    for (int64_t i = 0; i < want.element_count(); ++i)
+      if (std::isnan(load_as_double(got.dtype(), got.data(), i)) != std::isnan(load_as_double(want.dtype(), want.data(), i)))
+        ++nan_mismatches;
+    EXPECT_EQ(nan_mismatches, 0) << what << ": NaN where the reference has none, or the reverse (or unwritten)";
+    auto cmp = compare_outputs(got.view(), want.view());
+    ASSERT_TRUE(cmp.is_ok()) << what << ": " << cmp.status().message();
+    EXPECT_EQ(cmp->candidate_non_finite.total(), cmp->reference_non_finite.total()) << what;
+    EXPECT_LE(cmp->rel_l2_error, rel_l2_bound(got.dtype())) << what << " (max abs error " << cmp->max_abs_error << ")";
+    EXPECT_GT(cmp->l2_reference, 0.0) << what << ": the reference is all zeros, the test proves nothing";
+  }
+
+  // Runs every candidate of `family_name` for the last layer of `net` with every buffer placed
+  // `offset_elements` past a 16-byte boundary and compares each with the CPU backend. Returns how
+  // many candidates took the vector path.
+  int check_every_candidate(const std::string& family_name, const Network& net, const NamedArrays& inputs,
+                            int64_t offset_elements) {
+    auto cpu = create_backend("cpu");
+    EXPECT_TRUE(cpu.is_ok());
+    auto expected = (*cpu)->execute(net, views_of(inputs));
+    EXPECT_TRUE(expected.is_ok()) << expected.status().message();
+    if (!expected.is_ok()) return 0;
+
+    const Node& node = net.node(net.num_nodes() - 1);
+    std::vector<const TensorDesc*> in_descs;
+    for (Tensor t : node.inputs) in_descs.push_back(t.valid() ? &net.tensor(t).desc : nullptr);
+    std::vector<TensorDesc> out_descs;
+    for (Tensor t : node.outputs) out_descs.push_back(net.tensor(t).desc);
+    StepInstance step{NodeInstance{node, in_descs, out_descs}, {}, {}, {}, {}, out_descs};
+    step.input_layouts.assign(in_descs.size(), Layout::kLinear);
+    step.output_layouts.assign(out_descs.size(), Layout::kLinear);
+
+    const TacticFamily* f = tactic_families().find(family_name);
+    EXPECT_NE(f, nullptr) << family_name;
+    if (!f) return 0;
+    const Status can = f->can_implement(step, device_);
+    EXPECT_TRUE(can.is_ok()) << can.message();
+    const RunContext ctx{stream_, nullptr, nullptr, &device_};
+    auto candidates = f->candidates(step, ctx, 8);
+    EXPECT_TRUE(candidates.is_ok() && !candidates->empty());
+    if (!candidates.is_ok()) return 0;
+
+    const TensorDesc& out = out_descs[0];
+    const size_t width = data_type_size(out.dtype);
+    const size_t offset = static_cast<size_t>(offset_elements) * width;
+    std::vector<std::unique_ptr<DeviceMemory>> memory;
+    StepBuffers buffers;
+    for (Tensor t : node.inputs) {
+      if (!t.valid()) {
+        buffers.inputs.push_back({});
+        continue;
+      }
+      const HostArray& host = inputs.at(net.tensor(t).name);
+      memory.push_back(std::make_unique<DeviceMemory>(host.byte_size(), offset));
+      EXPECT_EQ(cudaMemcpy(memory.back()->ptr, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
+      buffers.inputs.push_back({host.dtype(), host.shape(), Layout::kLinear, memory.back()->ptr});
+    }
+    const size_t bytes = static_cast<size_t>(out.shape.element_count().value()) * width;
+    DeviceMemory y(bytes, offset);
+    buffers.outputs = {{out.dtype, out.shape, Layout::kLinear, y.ptr}};
+
+    const int64_t size = out.shape[out.shape.rank() - 1];
+    NormArgs args;  // the rows and pointers as the tactic passes them (layer and RMS norm over the last axis)
+    args.size = size;
+    args.rows = out.shape.element_count().value() / size;
+    args.scale = buffers.inputs.size() > 1 ? buffers.inputs[1].data : nullptr;
+    args.bias = family_name == "kernel.layer_norm" && buffers.inputs.size() > 2 ? buffers.inputs[2].data : nullptr;
+
+    int vectorized = 0;
+    for (auto& tactic : *candidates) {
+      SCOPED_TRACE(tactic->name());
+      const std::string variant = tactic->name().substr(tactic->name().find('#') + 1);
+      if (norm_vectors_per_thread(buffers.inputs[0].data, y.ptr, out.dtype, args, launch_of(size, variant)) > 0)
+        ++vectorized;
+      EXPECT_EQ(cudaMemset(y.ptr, 0xFF, bytes), cudaSuccess);  // NaN: never a correct output here
+      const Status init = tactic->initialize(step, ctx);
+      EXPECT_TRUE(init.is_ok()) << init.message();
+      const Status ran = tactic->run(step, buffers, ctx);
+      EXPECT_TRUE(ran.is_ok()) << ran.message();
+      EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+      HostArray got = HostArray::zeros(out.dtype, out.shape).value();
+      EXPECT_EQ(cudaMemcpy(got.data(), y.ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      expect_matches(tactic->name(), got, expected->at("y"));
+    }
+    return vectorized;
+  }
+
+  cudaStream_t stream_ = nullptr;
+  DeviceInfo device_;
+};
+
+struct Rows {
+  DataType type;
+  int64_t rows, size;
+};
+
+std::string describe(const Rows& r) {
+  return std::string(data_type_name(r.type)) + " " + std::to_string(r.rows) + "x" + std::to_string(r.size);
+}
+
+Network layer_norm_net(const Rows& r, bool affine) {
+  Network n;
+  Tensor x = n.add_input("x", r.type, {r.rows, r.size});
+  Tensor g = affine ? n.add_input("g", r.type, {r.size}) : Tensor{};
+  Tensor b = affine ? n.add_input("b", r.type, {r.size}) : Tensor{};
+  n.mark_output(n.layer_norm(x, g, b, LayerNormAttributes().set_epsilon(1e-5)), "y");
+  EXPECT_TRUE(n.status().is_ok()) << n.status().message();
+  return n;
+}
+
+NamedArrays layer_norm_inputs(const Rows& r, Fill fill, bool affine) {
+  NamedArrays in;
+  in["x"] = random_array(r.type, {r.rows, r.size}, 31, fill);
+  if (affine) {
+    in["g"] = random_array(r.type, {r.size}, 32);
+    in["b"] = random_array(r.type, {r.size}, 33);
+  }
+  return in;
+}
+
+bool whole_vectors(const Rows& r) { return r.size % (16 / static_cast<int64_t>(data_type_size(r.type))) == 0; }
+
+TEST_F(NormOnGpu, LayerNormRowsOfWholeVectorsTakeTheVectorPath) {
+  const Rows cases[] = {{DataType::kFloat16, 4096, 768}, {DataType::kBFloat16, 300, 768}, {DataType::kFloat32, 300, 768},
+                        {DataType::kFloat16, 1, 768},    {DataType::kFloat32, 1, 768},    {DataType::kFloat16, 37, 776},
+                        {DataType::kFloat32, 37, 1020},  {DataType::kFloat16, 6, 4096},   {DataType::kBFloat16, 5, 16},
+                        {DataType::kFloat32, 5, 4}};
+  for (const Rows& r : cases) {
+    SCOPED_TRACE(describe(r));
+    const int vectorized =
+        check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), layer_norm_inputs(r, Fill::kMixed, true), 0);
+    EXPECT_GT(vectorized, 0) << "no candidate took the vector path";
+  }
+}
+
+TEST_F(NormOnGpu, LargeCommonOffsetKeepsItsPrecision) {
+  // Values around 1000 with unit spread: the statistics see x - x[0], exact in fp32, so the fp32
+  // results keep rel L2 1e-6 on the vector path as on the scalar one.
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    for (int64_t offset : {0, 1}) {
+      const Rows r{type, 64, 768};
+      SCOPED_TRACE(describe(r) + " at element offset " + std::to_string(offset));
+      const int vectorized = check_every_candidate("kernel.layer_norm", layer_norm_net(r, true),
+                                                   layer_norm_inputs(r, Fill::kOffset, true), offset);
+      if (offset == 0) EXPECT_GT(vectorized, 0);
+      else EXPECT_EQ(vectorized, 0);
+    }
+  }
+}
+
+TEST_F(NormOnGpu, UnalignedBuffersAndPartialVectorsFallBack) {
+  const Rows cases[] = {{DataType::kFloat16, 40, 770}, {DataType::kFloat32, 40, 770}, {DataType::kBFloat16, 40, 100},
+                        {DataType::kFloat16, 1, 7}};
+  for (const Rows& r : cases) {
+    SCOPED_TRACE(describe(r));
+    ASSERT_FALSE(whole_vectors(r));
+    EXPECT_EQ(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), layer_norm_inputs(r, Fill::kMixed, true), 0),
+              0);
+  }
+  for (DataType type : {DataType::kFloat16, DataType::kFloat32}) {
+    const Rows r{type, 40, 768};
+    SCOPED_TRACE(describe(r) + " one element past a 16-byte boundary");
+    EXPECT_EQ(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), layer_norm_inputs(r, Fill::kMixed, true), 1),
+              0);
+  }
+}
+
+TEST_F(NormOnGpu, LayerNormWithoutAffineAndRmsNorm) {
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    const Rows r{type, 100, 768};
+    SCOPED_TRACE(describe(r));
+    EXPECT_GT(check_every_candidate("kernel.layer_norm", layer_norm_net(r, false),
+                                    layer_norm_inputs(r, Fill::kMixed, false), 0),
+              0);
+    Network rms;
+    Tensor x = rms.add_input("x", type, {r.rows, r.size});
+    rms.mark_output(rms.rms_norm(x, rms.add_input("g", type, {r.size})), "y");
+    NamedArrays in;
+    in["x"] = random_array(type, {r.rows, r.size}, 34);
+    in["g"] = random_array(type, {r.size}, 35);
+    EXPECT_GT(check_every_candidate("kernel.rms_norm", rms, in, 0), 0);
+  }
+}
+
+TEST_F(NormOnGpu, NanPoisonsOnlyItsOwnRow) {
+  for (DataType type : {DataType::kFloat16, DataType::kFloat32}) {
+    const Rows r{type, 9, 768};
+    SCOPED_TRACE(describe(r));
+    NamedArrays in = layer_norm_inputs(r, Fill::kMixed, true);
+    set_nan(in["x"], 3 * 768 + 500);  // inside a vector in the middle of row 3
+    set_nan(in["x"], 7 * 768);        // row 7's first element: the shift itself
+    EXPECT_GT(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), in, 0), 0);
+  }
+}
+
+}  // namespace
+}  // namespace tensoracle::backends::cuda
