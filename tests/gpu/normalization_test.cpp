@@ -183,7 +183,8 @@ class NormOnGpu : public ::testing::Test {
     ASSERT_EQ(got.shape(), want.shape()) << what;
     int64_t nan_mismatches = 0;
     for (int64_t i = 0; i < want.element_count(); ++i)
-      if (std::isnan(load_as_double(got.dtype(), got.data(), i)) != std::isnan(load_as_double(want.dtype(), want.data(), i)))
+      if (std::isnan(load_as_double(got.dtype(), got.data(), i)) !=
+          std::isnan(load_as_double(want.dtype(), want.data(), i)))
         ++nan_mismatches;
     EXPECT_EQ(nan_mismatches, 0) << what << ": NaN where the reference has none, or the reverse (or unwritten)";
     auto cmp = compare_outputs(got.view(), want.view());
@@ -304,14 +305,15 @@ NamedArrays layer_norm_inputs(const Rows& r, Fill fill, bool affine) {
 bool whole_vectors(const Rows& r) { return r.size % (16 / static_cast<int64_t>(data_type_size(r.type))) == 0; }
 
 TEST_F(NormOnGpu, LayerNormRowsOfWholeVectorsTakeTheVectorPath) {
-  const Rows cases[] = {{DataType::kFloat16, 4096, 768}, {DataType::kBFloat16, 300, 768}, {DataType::kFloat32, 300, 768},
-                        {DataType::kFloat16, 1, 768},    {DataType::kFloat32, 1, 768},    {DataType::kFloat16, 37, 776},
-                        {DataType::kFloat32, 37, 1020},  {DataType::kFloat16, 6, 4096},   {DataType::kBFloat16, 5, 16},
-                        {DataType::kFloat32, 5, 4}};
+  const Rows cases[] = {{DataType::kFloat16, 4096, 768}, {DataType::kBFloat16, 300, 768},
+                        {DataType::kFloat32, 300, 768},  {DataType::kFloat16, 1, 768},
+                        {DataType::kFloat32, 1, 768},    {DataType::kFloat16, 37, 776},
+                        {DataType::kFloat32, 37, 1020},  {DataType::kFloat16, 6, 4096},
+                        {DataType::kBFloat16, 5, 16},    {DataType::kFloat32, 5, 4}};
   for (const Rows& r : cases) {
     SCOPED_TRACE(describe(r));
-    const int vectorized =
-        check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), layer_norm_inputs(r, Fill::kMixed, true), 0);
+    const int vectorized = check_every_candidate("kernel.layer_norm", layer_norm_net(r, true),
+                                                 layer_norm_inputs(r, Fill::kMixed, true), 0);
     EXPECT_GT(vectorized, 0) << "no candidate took the vector path";
   }
 }
@@ -337,13 +339,15 @@ TEST_F(NormOnGpu, UnalignedBuffersAndPartialVectorsFallBack) {
   for (const Rows& r : cases) {
     SCOPED_TRACE(describe(r));
     ASSERT_FALSE(whole_vectors(r));
-    EXPECT_EQ(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), layer_norm_inputs(r, Fill::kMixed, true), 0),
+    EXPECT_EQ(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true),
+                                    layer_norm_inputs(r, Fill::kMixed, true), 0),
               0);
   }
   for (DataType type : {DataType::kFloat16, DataType::kFloat32}) {
     const Rows r{type, 40, 768};
     SCOPED_TRACE(describe(r) + " one element past a 16-byte boundary");
-    EXPECT_EQ(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), layer_norm_inputs(r, Fill::kMixed, true), 1),
+    EXPECT_EQ(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true),
+                                    layer_norm_inputs(r, Fill::kMixed, true), 1),
               0);
   }
 }
