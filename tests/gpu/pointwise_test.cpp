@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -237,6 +238,83 @@ TEST(PointwiseLaunch, AnInputThatDoesNotBroadcastIsAnError) {
   auto launch = PointwiseLaunch::prepare(add_program(DataType::kFloat32, {3}, {4}), {}, {DataType::kFloat32, {4}},
                                          Layout::kLinear);
   EXPECT_FALSE(launch.is_ok());
+}
+
+// The vector kernel's choice (pointwise_kernel.h) needs only pointer values, not memory.
+const void* at(uintptr_t address) { return reinterpret_cast<const void*>(address); }
+
+TEST(PointwiseVectorPath, ContiguousSameTypedTensorsAtAlignedPointersTakeTheFlatVector) {
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    SCOPED_TRACE(data_type_name(type));
+    auto launch = PointwiseLaunch::prepare(add_program(type, {3, 5, 7}, {3, 5, 7}), {}, {type, {3, 5, 7}},
+                                           Layout::kLinear);
+    ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+    const void* aligned[] = {at(0x1000), at(0x2010)};
+    EXPECT_EQ(launch->vector_path(aligned, at(0x3000)), PointwiseVector::kFlat);
+    const void* one_off[] = {at(0x1000), at(0x2010 + data_type_size(type))};
+    EXPECT_EQ(launch->vector_path(one_off, at(0x3000)), PointwiseVector::kNone) << "misaligned input";
+    EXPECT_EQ(launch->vector_path(aligned, at(0x3000 + data_type_size(type))), PointwiseVector::kNone)
+        << "misaligned output";
+  }
+}
+
+TEST(PointwiseVectorPath, AScalarInputIsReadOneElementAtATimeSoItsAlignmentDoesNotMatter) {
+  auto launch = PointwiseLaunch::prepare(add_program(DataType::kFloat16, {100}, {1}), {}, {DataType::kFloat16, {100}},
+                                         Layout::kLinear);
+  ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+  const void* in[] = {at(0x1000), at(0x2002)};
+  EXPECT_EQ(launch->vector_path(in, at(0x3000)), PointwiseVector::kFlat);
+}
+
+TEST(PointwiseVectorPath, ABiasOverWholeVectorRowsTakesTheRowVector) {
+  auto bias = PointwiseLaunch::prepare(add_program(DataType::kFloat16, {4, 6, 16}, {16}), {},
+                                       {DataType::kFloat16, {4, 6, 16}}, Layout::kLinear);
+  ASSERT_TRUE(bias.is_ok()) << bias.status().message();
+  const void* in[] = {at(0x1000), at(0x2000)};
+  EXPECT_EQ(bias->vector_path(in, at(0x3000)), PointwiseVector::kRows);
+  // One value per row (stride 0 along the row) is a broadcast scalar per vector.
+  auto per_row = PointwiseLaunch::prepare(add_program(DataType::kFloat32, {6, 12}, {6, 1}), {},
+                                          {DataType::kFloat32, {6, 12}}, Layout::kLinear);
+  ASSERT_TRUE(per_row.is_ok()) << per_row.status().message();
+  EXPECT_EQ(per_row->vector_path(in, at(0x3000)), PointwiseVector::kRows);
+  // 12 fp16 columns are not whole 8-element vectors.
+  auto ragged = PointwiseLaunch::prepare(add_program(DataType::kFloat16, {6, 12}, {12}), {},
+                                         {DataType::kFloat16, {6, 12}}, Layout::kLinear);
+  ASSERT_TRUE(ragged.is_ok()) << ragged.status().message();
+  EXPECT_EQ(ragged->vector_path(in, at(0x3000)), PointwiseVector::kNone);
+}
+
+TEST(PointwiseVectorPath, MixedTypesWideIntegersAndDeepGeometriesStayOnTheInterpreter) {
+  const void* in[] = {at(0x1000), at(0x2000)};
+  PointwiseProgram mixed = add_program(DataType::kFloat16, {64}, {64});
+  mixed.instrs.push_back(PointwiseInstr{PointwiseCode::kCast, 2});  // to fp32
+  auto cast = PointwiseLaunch::prepare(mixed, {}, {DataType::kFloat32, {64}}, Layout::kLinear);
+  ASSERT_TRUE(cast.is_ok()) << cast.status().message();
+  EXPECT_EQ(cast->vector_path(in, at(0x3000)), PointwiseVector::kNone);
+  auto wide = PointwiseLaunch::prepare(add_program(DataType::kInt32, {64}, {64}), {}, {DataType::kInt32, {64}},
+                                       Layout::kLinear);
+  ASSERT_TRUE(wide.is_ok()) << wide.status().message();
+  EXPECT_EQ(wide->vector_path(in, at(0x3000)), PointwiseVector::kNone);
+  auto deep = PointwiseLaunch::prepare(add_program(DataType::kFloat32, {4, 8, 16}, {4, 1, 16}), {},
+                                       {DataType::kFloat32, {4, 8, 16}}, Layout::kLinear);
+  ASSERT_TRUE(deep.is_ok()) << deep.status().message();
+  EXPECT_EQ(deep->merged_rank(), 3);
+  EXPECT_EQ(deep->vector_path(in, at(0x3000)), PointwiseVector::kNone);
+}
+
+TEST(PointwiseVectorPath, ProgramsKeepingMoreThanEightRegistersStayOnTheInterpreter) {
+  // r9 + r0 + r1 + ... : every input but the last is read after other instructions ran.
+  for (int inputs : {9, 10}) {
+    PointwiseProgram sum;
+    for (int k = 0; k < inputs; ++k) sum.inputs.push_back({DataType::kFloat32, {64}});
+    for (int k = 0; k + 1 < inputs; ++k) sum.instrs.push_back(PointwiseInstr{PointwiseCode::kAdd, k, inputs - 1 + k});
+    auto launch = PointwiseLaunch::prepare(sum, {}, {DataType::kFloat32, {64}}, Layout::kLinear);
+    ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+    const std::vector<const void*> in(static_cast<size_t>(inputs), at(0x1000));
+    EXPECT_EQ(launch->vector_path(in.data(), at(0x3000)),
+              inputs - 1 <= kMaxPointwiseKept ? PointwiseVector::kFlat : PointwiseVector::kNone)
+        << inputs - 1 << " kept inputs";
+  }
 }
 
 // ---------------------------------------------------------------- host-only: families
@@ -807,6 +885,176 @@ TEST_F(Kernels, DequantizeIsBitExact) {
           true);
     }
   }
+}
+
+// ---- the vector kernel against the interpreter and the CPU
+
+class VectorKernel : public OnGpu {
+ protected:
+  // The program of a network whose nodes are all pointwise, reading the network's inputs in order.
+  static PointwiseProgram program_of(const Network& net) {
+    PointwiseProgram p;
+    std::map<uint32_t, int> reg;
+    for (Tensor t : net.inputs()) {
+      reg[t.id] = static_cast<int>(p.inputs.size());
+      p.inputs.push_back(net.tensor(t).desc);
+    }
+    for (size_t i = 0; i < net.num_nodes(); ++i) {
+      const Node& node = net.node(i);
+      std::vector<int> operands;
+      for (Tensor t : node.inputs) operands.push_back(reg.at(t.id));
+      auto r = append_pointwise_node(p, node, static_cast<int64_t>(i), net.tensor(node.outputs[0]).desc, operands);
+      EXPECT_TRUE(r.is_ok()) << r.status().message();
+      if (r.is_ok()) reg[node.outputs[0].id] = *r;
+    }
+    return p;
+  }
+
+  // Runs `launch` with every tensor `offset` elements past a fresh allocation's (256-byte
+  // aligned) start, checks that the kernel `path` is taken, and returns the output.
+  HostArray run_at(const PointwiseLaunch& launch, const std::vector<const HostArray*>& inputs, const TensorDesc& out,
+                   int64_t offset, PointwiseVector path) {
+    std::vector<std::unique_ptr<DeviceMemory>> memory;
+    std::vector<const void*> pointers;
+    for (const HostArray* host : inputs) {
+      const size_t skip = static_cast<size_t>(offset) * data_type_size(host->dtype());
+      memory.push_back(std::make_unique<DeviceMemory>(host->byte_size() + skip));
+      char* p = static_cast<char*>(memory.back()->ptr) + skip;
+      EXPECT_EQ(cudaMemcpy(p, host->data(), host->byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
+      pointers.push_back(p);
+    }
+    HostArray result = HostArray::zeros(out.dtype, out.shape).value();
+    const size_t skip = static_cast<size_t>(offset) * data_type_size(out.dtype);
+    DeviceMemory output(result.byte_size() + skip);
+    char* o = static_cast<char*>(output.ptr) + skip;
+    EXPECT_EQ(cudaMemset(output.ptr, 0xFF, result.byte_size() + skip), cudaSuccess);  // NaN: never a result here
+    EXPECT_EQ(launch.vector_path(pointers.data(), o), path) << "at offset " << offset;
+    const Status ran = launch.run(pointers.data(), o, stream_);
+    EXPECT_TRUE(ran.is_ok()) << ran.message();
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(result.data(), o, result.byte_size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    return result;
+  }
+
+  // The network's single output computed by the vector kernel (aligned tensors, expecting
+  // `path`) must be bit-identical to the interpreter's (every tensor one element off, so
+  // misaligned) and match the CPU backend (bit for bit where `exact`).
+  void check_vector_kernel(const Network& net, const NamedArrays& inputs, PointwiseVector path, bool exact) {
+    auto cpu = create_backend("cpu");
+    ASSERT_TRUE(cpu.is_ok());
+    auto want = (*cpu)->execute(net, views_of(inputs));
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    ASSERT_EQ(net.outputs().size(), 1u);
+    const TensorDesc out = net.tensor(net.outputs()[0]).desc;
+    const PointwiseProgram program = program_of(net);
+    auto launch = PointwiseLaunch::prepare(program, {}, out, Layout::kLinear);
+    ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+    std::vector<const HostArray*> in;
+    for (Tensor t : net.inputs()) in.push_back(&inputs.at(net.tensor(t).name));
+
+    const HostArray vector = run_at(*launch, in, out, 0, path);
+    const HostArray interpreted = run_at(*launch, in, out, 1, PointwiseVector::kNone);
+    ASSERT_EQ(vector.byte_size(), interpreted.byte_size());
+    EXPECT_EQ(std::memcmp(vector.data(), interpreted.data(), vector.byte_size()), 0)
+        << program.to_string() << ": the vector kernel and the interpreter differ";
+    expect_matches(program.to_string(), vector, want->begin()->second, exact);
+  }
+
+  // `array` with NaN, +inf, -inf and -0 written over a few elements (first, middle, last).
+  static HostArray with_specials(HostArray array) {
+    const double specials[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                               -std::numeric_limits<double>::infinity(), -0.0};
+    const int64_t n = array.element_count();
+    const int64_t where[] = {0, n / 2, n / 2 + 1, n - 1};
+    const size_t width = data_type_size(array.dtype());
+    for (int j = 0; j < 4; ++j)
+      convert_elements(DataType::kFloat64, &specials[j], array.dtype(),
+                       static_cast<char*>(array.data()) + where[j] * width, 1);
+    return array;
+  }
+};
+
+TEST_F(VectorKernel, GeluErfOverOddCountsWithNaNAndInfinities) {
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    for (int64_t count : {int64_t{12345}, int64_t{8000}, int64_t{7}}) {
+      SCOPED_TRACE(std::string(data_type_name(type)) + " x " + std::to_string(count));
+      Network n;
+      Tensor x = n.add_input("x", type, {count});
+      n.mark_output(n.activation(x, ActivationAttributes().set_kind(ActivationKind::kGeluErf)), "y");
+      check_vector_kernel(n, named("x", with_specials(random_array(type, {count}, 21))), PointwiseVector::kFlat,
+                          /*exact=*/false);
+    }
+  }
+}
+
+TEST_F(VectorKernel, ADagChainKeepsEarlierRegistersAndReadsAScalar) {
+  // y = select(x > s, tanh(x * s) - x, sqrt(|x|)): x and x * s are read again long after they
+  // were computed; s is a one-element tensor broadcast over everything.
+  for (DataType type : {DataType::kFloat16, DataType::kFloat32}) {
+    SCOPED_TRACE(data_type_name(type));
+    Network n;
+    Tensor x = n.add_input("x", type, {3, 7, 131});
+    Tensor s = n.add_input("s", type, {1});
+    Tensor xs = n.mul(x, s);
+    Tensor t = n.sub(n.activation(xs, ActivationAttributes().set_kind(ActivationKind::kTanh)), x);
+    Tensor r = n.unary(n.unary(xs, UnaryAttributes().set_op(UnaryOp::kAbs)), UnaryAttributes().set_op(UnaryOp::kSqrt));
+    Tensor gt = n.elementwise(x, s, ElementwiseAttributes().set_op(ElementwiseOp::kGreater));
+    n.mark_output(n.select(gt, t, r), "y");
+    check_vector_kernel(n, named("x", with_specials(random_array(type, {3, 7, 131}, 22)), "s",
+                                 random_array(type, {1}, 23)),
+                        PointwiseVector::kFlat, /*exact=*/false);
+  }
+}
+
+TEST_F(VectorKernel, BertBiasAndResidualOverRowsIsBitExact) {
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    SCOPED_TRACE(data_type_name(type));
+    Network n;
+    Tensor x = n.add_input("x", type, {2, 9, 96});
+    Tensor bias = n.add_input("bias", type, {96});
+    Tensor residual = n.add_input("residual", type, {2, 9, 96});
+    n.mark_output(n.add(n.add(x, bias), residual), "y");
+    check_vector_kernel(n,
+                        named("x", with_specials(random_array(type, {2, 9, 96}, 24)), "bias",
+                              random_array(type, {96}, 25), "residual", random_array(type, {2, 9, 96}, 26)),
+                        PointwiseVector::kRows, /*exact=*/true);
+  }
+}
+
+TEST_F(VectorKernel, BiasGeluAndAPerRowScaleOverRows) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat32, {37, 20});
+  Tensor bias = n.add_input("bias", DataType::kFloat32, {20});
+  Tensor scale = n.add_input("scale", DataType::kFloat32, {37, 1});
+  Tensor g = n.activation(n.add(x, bias), ActivationAttributes().set_kind(ActivationKind::kGeluErf));
+  n.mark_output(n.mul(g, scale), "y");
+  check_vector_kernel(n,
+                      named("x", random_array(DataType::kFloat32, {37, 20}, 27), "bias",
+                            random_array(DataType::kFloat32, {20}, 28), "scale",
+                            random_array(DataType::kFloat32, {37, 1}, 29)),
+                      PointwiseVector::kRows, /*exact=*/false);
+}
+
+TEST_F(VectorKernel, TheOutputMayOverwriteInputZero) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat16, {1001});
+  n.mark_output(n.relu(n.mul(x, x)), "y");
+  const NamedArrays inputs = named("x", random_array(DataType::kFloat16, {1001}, 30));
+  auto cpu = create_backend("cpu");
+  ASSERT_TRUE(cpu.is_ok());
+  auto want = (*cpu)->execute(n, views_of(inputs));
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  auto launch = PointwiseLaunch::prepare(program_of(n), {}, {DataType::kFloat16, {1001}}, Layout::kLinear);
+  ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+  const HostArray& x_host = inputs.at("x");
+  DeviceMemory memory(x_host.byte_size());
+  CUDA_OK(cudaMemcpy(memory.ptr, x_host.data(), x_host.byte_size(), cudaMemcpyHostToDevice));
+  const void* in[] = {memory.ptr};
+  EXPECT_EQ(launch->vector_path(in, memory.ptr), PointwiseVector::kFlat);
+  const Status ran = launch->run(in, memory.ptr, stream_);
+  ASSERT_TRUE(ran.is_ok()) << ran.message();
+  expect_matches("in place", download({DataType::kFloat16, {1001}, Layout::kLinear, memory.ptr}), want->at("y"),
+                 /*exact=*/true);
 }
 
 }  // namespace

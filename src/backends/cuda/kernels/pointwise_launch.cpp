@@ -1,5 +1,7 @@
 #include "backends/cuda/kernels/pointwise_launch.h"
 
+#include <cstdint>
+
 #include "backends/cuda/cuda_check.h"
 #include "core/errors.h"
 
@@ -24,6 +26,52 @@ bool fits_fp32(DataType t) {
     case DataType::kUInt16: return true;
     default: return false;
   }
+}
+
+// The vector kernel's geometry for merged arguments `a` (pointers aside: run() checks those), or
+// kNone where only the interpreter applies.
+PointwiseVector plan_vector(const PointwiseKernelArgs& a) {
+  if (a.fp64 || a.count == 0) return PointwiseVector::kNone;
+  if (a.out_type != DataType::kFloat32 && a.out_type != DataType::kFloat16 && a.out_type != DataType::kBFloat16)
+    return PointwiseVector::kNone;
+  for (int k = 0; k < a.num_inputs; ++k)
+    if (a.in_type[k] != a.out_type) return PointwiseVector::kNone;
+  const int64_t width = 16 / static_cast<int64_t>(data_type_size(a.out_type));
+  if (a.rank == 1) {
+    if (a.out_stride[0] != 1) return PointwiseVector::kNone;
+    for (int k = 0; k < a.num_inputs; ++k)
+      if (a.in_stride[k][0] != 0 && a.in_stride[k][0] != 1) return PointwiseVector::kNone;
+    return PointwiseVector::kFlat;
+  }
+  if (a.rank == 2) {
+    // 32-bit vector indices divide into rows in the kernel.
+    if (a.shape[1] % width != 0 || a.count / width >= (int64_t{1} << 31)) return PointwiseVector::kNone;
+    if (a.out_stride[0] != a.shape[1] || a.out_stride[1] != 1) return PointwiseVector::kNone;
+    for (int k = 0; k < a.num_inputs; ++k) {
+      const int64_t inner = a.in_stride[k][1];
+      if (inner != 0 && (inner != 1 || a.in_stride[k][0] % width != 0)) return PointwiseVector::kNone;
+    }
+    return PointwiseVector::kRows;
+  }
+  return PointwiseVector::kNone;
+}
+
+// Gives each register read by an instruction other than the one right after it a slot of the
+// vector kernel's kept array (every other register: -1); returns how many slots that takes.
+int assign_kept_slots(const PointwiseProgram& program, int8_t (&slot)[kMaxPointwiseRegisters]) {
+  bool kept[kMaxPointwiseRegisters] = {};
+  for (size_t n = 0; n < program.instrs.size(); ++n) {
+    const PointwiseInstr& in = program.instrs[n];
+    const int previous = static_cast<int>(program.inputs.size() + n) - 1;
+    for (int r : {in.a, in.b, in.c})
+      if (r >= 0 && r != previous) kept[r] = true;
+  }
+  int slots = 0;
+  for (int r = 0; r < kMaxPointwiseRegisters; ++r) {
+    slot[r] = static_cast<int8_t>(kept[r] && slots < kMaxPointwiseKept ? slots : -1);
+    slots += kept[r] ? 1 : 0;
+  }
+  return slots;
 }
 
 }  // namespace
@@ -73,6 +121,7 @@ Result<PointwiseLaunch> PointwiseLaunch::prepare(const PointwiseProgram& program
     out.a = static_cast<int8_t>(in.a);
     out.b = static_cast<int8_t>(in.b < 0 ? 0 : in.b);
     out.c = static_cast<int8_t>(in.c < 0 ? 0 : in.c);
+    out.operands = static_cast<int8_t>(in.c >= 0 ? 3 : in.b >= 0 ? 2 : 1);
     out.alpha = in.alpha;
     out.beta = in.beta;
     fp32 = fp32 && fits_fp32(in.type);
@@ -115,7 +164,20 @@ Result<PointwiseLaunch> PointwiseLaunch::prepare(const PointwiseProgram& program
     a.out_stride[d] = geo[0].stride[d];
     for (int k = 0; k < a.num_inputs; ++k) a.in_stride[k][d] = geo[1 + k].stride[d];
   }
+  const int kept = assign_kept_slots(program, a.kept_slot);
+  a.vector = kept <= kMaxPointwiseKept ? plan_vector(a) : PointwiseVector::kNone;
   return launch;
+}
+
+PointwiseVector PointwiseLaunch::vector_path(const void* const* inputs, const void* output) const {
+  const PointwiseKernelArgs& a = args_;
+  if (a.vector == PointwiseVector::kNone) return a.vector;
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  if (!aligned(output)) return PointwiseVector::kNone;
+  const int inner = a.vector == PointwiseVector::kRows ? 1 : 0;
+  for (int k = 0; k < a.num_inputs; ++k)
+    if (a.in_stride[k][inner] != 0 && !aligned(inputs[k])) return PointwiseVector::kNone;
+  return a.vector;
 }
 
 Status PointwiseLaunch::run(const void* const* inputs, void* output, cudaStream_t stream) const {
@@ -123,6 +185,7 @@ Status PointwiseLaunch::run(const void* const* inputs, void* output, cudaStream_
   PointwiseKernelArgs args = args_;
   for (int k = 0; k < args.num_inputs; ++k) args.in[k] = inputs[k];
   args.out = output;
+  args.vector = vector_path(inputs, output);
   return cuda_status(launch_pointwise_kernel(args, threads_, stream), "pointwise kernel");
 }
 

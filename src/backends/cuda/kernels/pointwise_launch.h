@@ -43,6 +43,10 @@ class PointwiseLaunch {
   bool computes_in_fp64() const { return args_.fp64; }
   // The merged iteration rank (0 or 1: the flat path).
   int merged_rank() const { return args_.rank; }
+  // The kernel run() launches for these pointers: the vector kernel where the geometry and the
+  // types allow it (kFlat, kRows; see pointwise_kernel.h) and every pointer it reads or writes 16
+  // bytes at a time is 16-byte aligned; else the interpreter (kNone). Both compute the same bits.
+  PointwiseVector vector_path(const void* const* inputs, const void* output) const;
 
  private:
   PointwiseKernelArgs args_;
