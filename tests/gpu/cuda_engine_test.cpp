@@ -236,6 +236,75 @@ TEST_F(CudaEngine, ReshapesOfIntermediatesAreViewsWithoutAStep) {
   }
 }
 
+// Multi-head attention as models write it: projections reshaped to [N, S, heads, 16] and
+// transposed to [N, heads, S, 16] for attention, the result transposed and reshaped back.
+Status heads(Network& net, DataType type) {
+  Tensor x = net.add_input("x", type, {-1, 24, 64});
+  const auto project = [&](unsigned seed, const char* name) {
+    Tensor w = net.add_constant(seeded(type, {64, 64}, seed), name);
+    return net.matmul(x, w, MatMulAttributes().set_transpose_b(true));
+  };
+  const auto split = [&](Tensor t) {
+    return net.transpose(net.reshape(t, ReshapeAttributes().set_shape({0, 0, 4, 16})), TransposeAttributes().set_perm({0, 2, 1, 3}));
+  };
+  Tensor mask = net.add_input("mask", type, {-1, 1, 1, 24});
+  Tensor o = net.attention(split(project(7, "wq")), split(project(8, "wk")), split(project(9, "wv")), mask);
+  Tensor merged = net.reshape(net.transpose(o, TransposeAttributes().set_perm({0, 2, 1, 3})), ReshapeAttributes().set_shape({0, 0, 64}));
+  Tensor wo = net.add_constant(seeded(type, {64, 64}, 10), "wo");
+  net.mark_output(net.matmul(merged, wo, MatMulAttributes().set_transpose_b(true)), "y");
+  return net.status();
+}
+
+// In fp16 the transposes around attention are views (cuDNN SDPA reads and writes the bshd
+// layout); in fp32 (no SDPA) they stay steps. Both match the CPU reference.
+TEST_F(CudaEngine, HeadTransposesAroundAttentionAreViewsWhereSdpaReadsBshd) {
+  for (DataType type : {DataType::kFloat16, DataType::kFloat32}) {
+    SCOPED_TRACE(data_type_name(type));
+    EngineBuild build;
+    build.name = "heads";
+    build.graph_version = "1";
+    build.graph = [type](Network& net, const Weights&) { return heads(net, type); };
+    build.weights_path = std::string(TENSORACLE_FIXTURES_DIR) + "/examples/tinynet/weights.safetensors";
+    build.backend = "cuda";
+    build.add_input("x", {ShapeRange{{1, 24, 64}, {2, 24, 64}, {4, 24, 64}}});
+    build.add_input("mask", {ShapeRange{{1, 1, 1, 24}, {2, 1, 1, 24}, {4, 1, 1, 24}}});
+    build.quiet = true;
+    auto bytes = build_serialized_engine(build);
+    ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+    auto engine = Engine::deserialize(bytes->data(), bytes->size(), "heads");
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    auto plan = nlohmann::json::parse(std::string(engine->file().plan().as_string_view()));
+    int transposes = 0;
+    for (const auto& layer : plan.at("layers")) {
+      transposes += layer.at("kind") == "transpose";
+      if (layer.at("kind") == "attention" && type == DataType::kFloat16) {
+        EXPECT_EQ(layer.at("tactic").get<std::string>().rfind("cudnn.sdpa", 0), 0u) << layer.dump();
+        EXPECT_EQ(layer.at("input_layouts")[0], "bshd") << layer.dump();
+        EXPECT_EQ(layer.at("output_layouts")[0], "bshd") << layer.dump();
+      }
+    }
+    EXPECT_EQ(transposes, type == DataType::kFloat16 ? 0 : 4) << plan.at("layers").dump(1);
+
+    Network reference_net;
+    ASSERT_TRUE(heads(reference_net, type).is_ok());
+    auto cpu = backends::create_backend("cpu").value();
+    auto exec = engine->create_execution();
+    ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+    for (int64_t n : {2, 4, 1}) {
+      HostArray x = seeded(type, {n, 24, 64}, 300 + static_cast<unsigned>(n));
+      HostArray mask = seeded(type, {n, 1, 1, 24}, 400 + static_cast<unsigned>(n));
+      const NamedArrayViews inputs{{"x", x.view()}, {"mask", mask.view()}};
+      auto got = exec->run_on_host(inputs);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      auto want = cpu->execute(reference_net, inputs);
+      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+      auto cmp = compare_outputs(got->at("y").view(), want->at("y").view());
+      ASSERT_TRUE(cmp.is_ok());
+      EXPECT_LE(cmp->rel_l2_error, type == DataType::kFloat16 ? 2e-3 : 1e-6) << "n=" << n;
+    }
+  }
+}
+
 TEST_F(CudaEngine, RefusesAShapeOutsideItsProfile) {
   auto bytes = build_serialized_engine(mlp_build(DataType::kFloat32));
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();

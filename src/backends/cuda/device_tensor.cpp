@@ -4,7 +4,14 @@
 
 namespace tensoracle::backends::cuda {
 
-const char* layout_name(Layout layout) { return layout == Layout::kNhwc ? "nhwc" : "linear"; }
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::kNhwc: return "nhwc";
+    case Layout::kBshd: return "bshd";
+    case Layout::kLinear: break;
+  }
+  return "linear";
+}
 
 std::vector<int64_t> element_strides(const Dims& shape, Layout layout) {
   const size_t rank = shape.rank();
@@ -12,6 +19,11 @@ std::vector<int64_t> element_strides(const Dims& shape, Layout layout) {
   if (layout == Layout::kNhwc && rank == 4) {
     const int64_t c = shape[1], h = shape[2], w = shape[3];
     strides = {h * w * c, 1, w * c, c};
+    return strides;
+  }
+  if (layout == Layout::kBshd && rank == 4) {
+    const int64_t h = shape[1], s = shape[2], d = shape[3];
+    strides = {s * h * d, d, h * d, 1};
     return strides;
   }
   for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * shape[d];
@@ -26,8 +38,8 @@ Result<TensorGeometry> broadcast_geometry(const DeviceTensor& t, const Dims& sha
                        TensorGeometry::kMaxRank);
   if (t.shape.rank() > shape.rank())
     return invalid_argument("shape {} does not broadcast to {}", t.shape.to_string(), shape.to_string());
-  if (t.layout == Layout::kNhwc && t.shape.rank() != 4)
-    return invalid_argument("an nhwc tensor must have rank 4, got shape {}", t.shape.to_string());
+  if (t.layout != Layout::kLinear && t.shape.rank() != 4)
+    return invalid_argument("a {} tensor must have rank 4, got shape {}", layout_name(t.layout), t.shape.to_string());
   const std::vector<int64_t> own = element_strides(t.shape, t.layout);
   TensorGeometry g;
   g.rank = static_cast<int>(shape.rank());

@@ -4,6 +4,9 @@
 // Layouts: kLinear is row-major over the logical dims (the network's default; every engine input
 // and output is linear). kNhwc is a rank-4 tensor whose logical dims are [N, C, H, W] stored
 // channels-last (physical order N, H, W, C), which tensor-core convolutions prefer in fp16/bf16.
+// kBshd is a rank-4 tensor whose logical dims are [B, H, S, D] stored as [B, S, H, D]: the bytes
+// of a linear [B, S, H*D] projection split into heads, which attention reads and writes in place
+// of the graph's transposes around it.
 // The builder chooses layouts and inserts reformat steps where a tactic needs another one.
 #pragma once
 
@@ -14,11 +17,11 @@
 
 namespace tensoracle::backends::cuda {
 
-enum class Layout : uint8_t { kLinear, kNhwc };
+enum class Layout : uint8_t { kLinear, kNhwc, kBshd };
 
-const char* layout_name(Layout layout);  // "linear", "nhwc"
+const char* layout_name(Layout layout);  // "linear", "nhwc", "bshd"
 
-// Element strides of each logical dim for `shape` stored in `layout` (kNhwc needs rank 4).
+// Element strides of each logical dim for `shape` stored in `layout` (kNhwc and kBshd need rank 4).
 std::vector<int64_t> element_strides(const Dims& shape, Layout layout);
 
 struct DeviceTensor {

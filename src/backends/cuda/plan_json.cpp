@@ -44,6 +44,7 @@ Result<std::vector<Layout>> layouts_named(const json& names, size_t expected, co
     const std::string s = n.is_string() ? n.get<std::string>() : std::string();
     if (s == "linear") out.push_back(Layout::kLinear);
     else if (s == "nhwc") out.push_back(Layout::kNhwc);
+    else if (s == "bshd") out.push_back(Layout::kBshd);
     else return corrupt_data("cuda plan: unknown layout {} in \"{}\"", n.dump(), what);
   }
   return out;

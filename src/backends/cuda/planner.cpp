@@ -9,6 +9,7 @@
 #include "backends/cuda/tactic_timer.h"
 #include "backends/plan_network.h"
 #include "core/errors.h"
+#include "graph/attributes.h"
 #include "graph/liveness.h"
 #include "passes/passes.h"
 
@@ -43,6 +44,12 @@ std::string step_label(const Network& net, const PlannedStep& step) {
   for (size_t n : step.fused)
     if (n != step.anchor) label += "+" + net.node(n).name;
   return label;
+}
+
+bool accepted_by_some_family(const Network& net, const PlannedStep& step, const std::vector<TensorDesc>& desc,
+                             const DeviceInfo& device) {
+  auto inst = instantiate(net, step, desc);
+  return inst.is_ok() && !accepting_families(*inst, device, nullptr).empty();
 }
 
 class Lowering {
@@ -81,11 +88,7 @@ class Lowering {
     return reads >= 1 ? std::optional<size_t>(c) : std::nullopt;
   }
 
-  bool accepted(const PlannedStep& step) const {
-    auto inst = instantiate(net_, step, desc_);
-    if (!inst.is_ok()) return false;
-    return !accepting_families(*inst, device_, nullptr).empty();
-  }
+  bool accepted(const PlannedStep& step) const { return accepted_by_some_family(net_, step, desc_, device_); }
 
   Result<PlannedStep> form_step(size_t anchor, std::vector<bool>& taken) {
     const Node& node = net_.node(anchor);
@@ -186,8 +189,7 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
     bool changed = false;
     for (PlannedStep& step : steps) {
       set_step_layouts(step, nhwc);
-      auto inst = instantiate(net, step, desc);
-      if (inst.is_ok() && !accepting_families(*inst, device, nullptr).empty()) continue;
+      if (accepted_by_some_family(net, step, desc, device)) continue;
       bool reverted = false;
       for (const auto* list : {&step.inputs, &step.extra_inputs, &step.outputs})
         for (Tensor t : *list)
@@ -203,31 +205,114 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
   if (count) log.push_back(fmt::format("layouts: {} tensor(s) channels-last (nhwc)", count));
 }
 
-// A reshape of a tensor in the activation arena, linear in and out, reinterprets bytes: it becomes
-// a view (no step; the memory plan gives its output the input's offset). Returns view -> viewed.
-std::map<uint32_t, uint32_t> take_views(const Network& net, std::vector<PlannedStep>& steps, std::vector<std::string>& log) {
-  std::set<uint32_t> network_outputs, in_arena;
-  for (Tensor t : net.outputs()) network_outputs.insert(t.id);
-  std::map<uint32_t, uint32_t> views;
-  std::vector<PlannedStep> kept;
-  for (PlannedStep& step : steps) {
-    const bool view = net.node(step.anchor).kind == OpKind::kReshape && step.fused.empty() && step.inputs.size() == 1 &&
-                      step.outputs.size() == 1 && step.input_layouts[0] == Layout::kLinear &&
-                      step.output_layouts[0] == Layout::kLinear && in_arena.count(step.inputs[0].id) &&
-                      !network_outputs.count(step.outputs[0].id);
-    if (view) {
-      views[step.outputs[0].id] = step.inputs[0].id;
-      in_arena.insert(step.outputs[0].id);
-      continue;
-    }
-    for (Tensor t : step.outputs)
-      if (!network_outputs.count(t.id)) in_arena.insert(t.id);
-    kept.push_back(std::move(step));
+// Steps that only reinterpret bytes already in the activation arena become views: no step, and
+// the memory plan gives the view the viewed tensor's offset. Returns view -> viewed.
+//  - A reshape, linear in and out.
+//  - A transpose (0, 2, 1, 3) of a rank-4 tensor [B, S, H, D] read only by attention steps that
+//    accept it as q, k or v in the bshd layout (the same bytes seen as [B, H, S, D]).
+//  - A transpose (0, 2, 1, 3) that alone reads an attention step's output, when that step
+//    accepts writing it in bshd (so the transpose's linear output is those very bytes).
+class ViewFinder {
+ public:
+  ViewFinder(const Network& net, const std::vector<TensorDesc>& desc, const DeviceInfo& device)
+      : net_(net), desc_(desc), device_(device) {
+    for (Tensor t : net.outputs()) network_outputs_.insert(t.id);
   }
-  steps = std::move(kept);
-  if (!views.empty()) log.push_back(fmt::format("views: {} reshape(s) share their input's memory (no step)", views.size()));
-  return views;
-}
+
+  std::map<uint32_t, uint32_t> take(std::vector<PlannedStep>& steps, std::vector<std::string>& log) {
+    std::map<uint32_t, std::vector<size_t>> readers;
+    std::map<uint32_t, size_t> writer;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      for (const auto* list : {&steps[s].inputs, &steps[s].extra_inputs})
+        for (Tensor t : *list)
+          if (t.valid()) readers[t.id].push_back(s);
+      for (Tensor t : steps[s].outputs) writer[t.id] = s;
+    }
+    std::map<uint32_t, uint32_t> views;
+    std::set<uint32_t> in_arena;
+    std::vector<bool> dropped(steps.size(), false);
+    size_t reshapes = 0, transposes = 0;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      PlannedStep& step = steps[s];
+      const bool single = step.fused.empty() && step.inputs.size() == 1 && step.outputs.size() == 1 &&
+                          step.input_layouts[0] == Layout::kLinear && step.output_layouts[0] == Layout::kLinear &&
+                          !network_outputs_.count(step.outputs[0].id);
+      const Tensor in = single ? step.inputs[0] : Tensor{}, out = single ? step.outputs[0] : Tensor{};
+      bool view = false;
+      if (single && in_arena.count(in.id)) {
+        const OpKind kind = net_.node(step.anchor).kind;
+        if (kind == OpKind::kReshape) view = true, ++reshapes;
+        else if (is_head_split(step)) {
+          view = read_as_bshd(steps, readers[out.id], out) || written_as_bshd(steps, writer, readers, in, s);
+          transposes += view;
+        }
+      }
+      if (view) {
+        views[out.id] = in.id;
+        in_arena.insert(out.id);
+        dropped[s] = true;
+        continue;
+      }
+      for (Tensor t : step.outputs)
+        if (!network_outputs_.count(t.id)) in_arena.insert(t.id);
+    }
+    std::vector<PlannedStep> kept;
+    for (size_t s = 0; s < steps.size(); ++s)
+      if (!dropped[s]) kept.push_back(std::move(steps[s]));
+    steps = std::move(kept);
+    if (!views.empty())
+      log.push_back(fmt::format("views: {} reshape(s) and {} head transpose(s) share their input's memory (no step)",
+                                reshapes, transposes));
+    return views;
+  }
+
+ private:
+  bool is_head_split(const PlannedStep& step) const {
+    const Node& node = net_.node(step.anchor);
+    return node.kind == OpKind::kTranspose && desc_[step.inputs[0].id].shape.rank() == 4 &&
+           graph::get_ints(node.attributes, "perm") == std::vector<int64_t>{0, 2, 1, 3};
+  }
+
+  // Every reader of `t` is an attention step taking it as q, k or v, and accepts it in bshd.
+  bool read_as_bshd(std::vector<PlannedStep>& steps, const std::vector<size_t>& readers, Tensor t) const {
+    if (readers.empty()) return false;
+    std::vector<PlannedStep> changed;
+    for (size_t r : readers) {
+      PlannedStep step = steps[r];
+      if (net_.node(step.anchor).kind != OpKind::kAttention || !step.extra_inputs.empty()) return false;
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        if (step.inputs[i] != t) continue;
+        if (i >= 3 || step.input_layouts[i] != Layout::kLinear) return false;
+        step.input_layouts[i] = Layout::kBshd;
+      }
+      if (!accepted_by_some_family(net_, step, desc_, device_)) return false;
+      changed.push_back(std::move(step));
+    }
+    for (size_t i = 0; i < readers.size(); ++i) steps[readers[i]].input_layouts = changed[i].input_layouts;
+    return true;
+  }
+
+  // `t` is the only output of an attention step, read by transpose step `s` alone, and that step
+  // accepts writing it in bshd.
+  bool written_as_bshd(std::vector<PlannedStep>& steps, const std::map<uint32_t, size_t>& writer,
+                       std::map<uint32_t, std::vector<size_t>>& readers, Tensor t, size_t s) const {
+    const auto w = writer.find(t.id);
+    if (w == writer.end() || readers[t.id] != std::vector<size_t>{s}) return false;
+    PlannedStep step = steps[w->second];
+    if (net_.node(step.anchor).kind != OpKind::kAttention || step.outputs.size() != 1 ||
+        step.output_layouts[0] != Layout::kLinear || network_outputs_.count(t.id))
+      return false;
+    step.output_layouts[0] = Layout::kBshd;
+    if (!accepted_by_some_family(net_, step, desc_, device_)) return false;
+    steps[w->second].output_layouts[0] = Layout::kBshd;
+    return true;
+  }
+
+  const Network& net_;
+  const std::vector<TensorDesc>& desc_;
+  const DeviceInfo& device_;
+  std::set<uint32_t> network_outputs_;
+};
 
 }  // namespace
 
@@ -271,7 +356,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::m
   }
   TO_ASSIGN_OR_RETURN(plan.steps, Lowering(net, opt, device).run());
   assign_layouts(net, plan.steps, opt, device, plan.log);
-  const std::map<uint32_t, uint32_t> views = take_views(net, plan.steps, plan.log);
+  const std::map<uint32_t, uint32_t> views = ViewFinder(net, opt, device).take(plan.steps, plan.log);
 
   TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> largest, infer_tensor_descs(net, shapes_at(profiles.front(), &ShapeRange::max)));
   TacticTimer timer(options.timing_iterations, options.workspace_limit_bytes);

@@ -27,6 +27,12 @@ Dims AttentionProblem::output_shape() const {
   return Dims(std::move(dims));
 }
 
+bool AttentionProblem::all_linear() const {
+  for (Layout layout : {q_layout, k_layout, v_layout, out_layout})
+    if (layout != Layout::kLinear) return false;
+  return true;
+}
+
 std::vector<int64_t> AttentionProblem::batch_strides(const Dims& operand) const {
   const size_t nb = batch.rank(), own = operand.rank() - 2, lead = nb - own;
   std::vector<int64_t> strides(nb, 0);
@@ -46,15 +52,25 @@ Result<AttentionProblem> describe_attention(const StepInstance& step) {
   if (anchor.inputs.size() < 3 || !anchor.inputs[0] || !anchor.inputs[1] || !anchor.inputs[2] || anchor.outputs.size() != 1)
     return unsupported("layer '{}': attention needs q, k, v and one output", layer);
   if (step.has_epilogue()) return unsupported("layer '{}': attention fuses no epilogue ({})", layer, step.program.to_string());
-  for (size_t i = 0; i < step.input_layouts.size(); ++i)
-    if (step.input_layouts[i] != Layout::kLinear)
-      return unsupported("layer '{}': input {} has layout {}; attention takes linear tensors", layer, i,
-                         layout_name(step.input_layouts[i]));
-  for (Layout layout : step.output_layouts)
-    if (layout != Layout::kLinear)
-      return unsupported("layer '{}': output layout {}; attention writes linear tensors", layer, layout_name(layout));
-
   AttentionProblem p;
+  const auto layout_of = [&](const std::vector<Layout>& layouts, size_t i) { return i < layouts.size() ? layouts[i] : Layout::kLinear; };
+  for (size_t i = 0; i < step.input_layouts.size(); ++i) {
+    const Layout layout = step.input_layouts[i];
+    if (layout == Layout::kLinear || (i < 3 && layout == Layout::kBshd && anchor.inputs[i]->shape.rank() == 4)) continue;
+    return unsupported("layer '{}': input {} has layout {}; attention takes linear tensors (q, k, v: also rank-4 bshd)", layer,
+                       i, layout_name(layout));
+  }
+  for (size_t i = 0; i < step.output_layouts.size(); ++i) {
+    const Layout layout = step.output_layouts[i];
+    if (layout == Layout::kLinear || (layout == Layout::kBshd && anchor.outputs[0].shape.rank() == 4)) continue;
+    return unsupported("layer '{}': output layout {}; attention writes linear tensors (or rank-4 bshd)", layer,
+                       layout_name(layout));
+  }
+  p.q_layout = layout_of(step.input_layouts, 0);
+  p.k_layout = layout_of(step.input_layouts, 1);
+  p.v_layout = layout_of(step.input_layouts, 2);
+  p.out_layout = layout_of(step.output_layouts, 0);
+
   p.layer = layer;
   p.dtype = anchor.inputs[0]->dtype;
   p.q = anchor.inputs[0]->shape;

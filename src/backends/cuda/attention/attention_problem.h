@@ -25,6 +25,10 @@ struct AttentionProblem {
   bool has_mask = false;
   DataType mask_dtype = DataType::kBool;  // bool, or the dtype of q (an additive mask)
   Dims mask;                              // broadcasts to scores_shape()
+  // q, k, v and the output: linear, or kBshd (rank 4, heads interleaved per position; only
+  // cuDNN SDPA reads and writes that, in place of the graph's transposes).
+  Layout q_layout = Layout::kLinear, k_layout = Layout::kLinear, v_layout = Layout::kLinear, out_layout = Layout::kLinear;
+  bool all_linear() const;
 
   bool bool_mask() const { return has_mask && mask_dtype == DataType::kBool; }
   int64_t batch_count() const;  // product of `batch` (1 for none)
@@ -35,8 +39,9 @@ struct AttentionProblem {
   std::vector<int64_t> batch_strides(const Dims& operand) const;
 };
 
-// Reads `step` and checks what both families require: an attention anchor with linear inputs
-// and output, no fused epilogue, static shapes, rank <= 8. kUnsupported names the layer and why.
+// Reads `step` and checks what both families require: an attention anchor with q, k, v and
+// output linear or kBshd (rank 4), a linear mask, no fused epilogue, static shapes, rank <= 8.
+// kUnsupported names the layer and why.
 Result<AttentionProblem> describe_attention(const StepInstance& step);
 
 }  // namespace tensoracle::backends::cuda

@@ -99,6 +99,8 @@ Result<ComposedPlan> plan_for(const StepInstance& step) {
   ComposedPlan plan;
   TO_ASSIGN_OR_RETURN(plan.problem, describe_attention(step));
   const AttentionProblem& p = plan.problem;
+  if (!p.all_linear())
+    return unsupported("layer '{}': kernel.attention reads and writes linear tensors only (cudnn.sdpa takes bshd)", p.layer);
   plan.split = split_batch(p);
   if (plan.output_empty() || plan.zero_output()) return plan;
 

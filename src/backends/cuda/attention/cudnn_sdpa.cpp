@@ -48,14 +48,22 @@ struct SdpaShape {
   std::optional<std::array<int64_t, 4>> bias_strides;
   int64_t bm = 1, hm = 1;  // the mask's extent along B and H (1 where it is broadcast)
   TensorGeometry mask_geometry;
+  Layout q_layout = Layout::kLinear, k_layout = Layout::kLinear, v_layout = Layout::kLinear, o_layout = Layout::kLinear;
 
   bool operator==(const SdpaShape& o) const {
     return dtype == o.dtype && b == o.b && h == o.h && hk == o.hk && hv == o.hv && lq == o.lq && lk == o.lk && d == o.d &&
            dv == o.dv && scale == o.scale && causal == o.causal && has_bias == o.has_bias && bias_strides == o.bias_strides &&
-           bm == o.bm && hm == o.hm;
+           bm == o.bm && hm == o.hm && q_layout == o.q_layout && k_layout == o.k_layout && v_layout == o.v_layout &&
+           o_layout == o.o_layout;
   }
   size_t dense_bias_bytes() const { return align_up(static_cast<size_t>(bm * hm * lq * lk) * data_type_size(dtype)); }
 };
+
+// Element strides of a [b, heads, len, dim] operand: packed, or bshd (heads interleaved per position).
+std::vector<int64_t> operand_strides(Layout layout, int64_t heads, int64_t len, int64_t dim) {
+  if (layout == Layout::kBshd) return {len * heads * dim, dim, heads * dim, 1};
+  return {heads * len * dim, len * dim, dim, 1};
+}
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t n = 1;
@@ -100,6 +108,10 @@ Result<SdpaShape> sdpa_shape(const StepInstance& step, const DeviceInfo& device)
   s.dv = p.dv;
   s.scale = static_cast<float>(p.scale);
   s.causal = p.causal;
+  s.q_layout = p.q_layout;
+  s.k_layout = p.k_layout;
+  s.v_layout = p.v_layout;
+  s.o_layout = p.out_layout;
   const auto [qb, qh] = operand_bh(p.q, nb);
   if (qb != s.b || qh != s.h)
     return unsupported("layer '{}': q {} is broadcast along the batch; cuDNN SDPA needs q to fill {}", layer,
@@ -165,9 +177,9 @@ Result<std::shared_ptr<fe::graph::Graph>> define_graph(const SdpaShape& s, bool 
                                .set_dim(std::move(dims))
                                .set_stride(std::move(strides)));
     };
-    auto q = tensor("q", kQ, {s.b, s.h, s.lq, s.d}, {s.h * s.lq * s.d, s.lq * s.d, s.d, 1});
-    auto k = tensor("k", kK, {s.b, s.hk, s.lk, s.d}, {s.hk * s.lk * s.d, s.lk * s.d, s.d, 1});
-    auto v = tensor("v", kV, {s.b, s.hv, s.lk, s.dv}, {s.hv * s.lk * s.dv, s.lk * s.dv, s.dv, 1});
+    auto q = tensor("q", kQ, {s.b, s.h, s.lq, s.d}, operand_strides(s.q_layout, s.h, s.lq, s.d));
+    auto k = tensor("k", kK, {s.b, s.hk, s.lk, s.d}, operand_strides(s.k_layout, s.hk, s.lk, s.d));
+    auto v = tensor("v", kV, {s.b, s.hv, s.lk, s.dv}, operand_strides(s.v_layout, s.hv, s.lk, s.dv));
     auto options = fe::graph::SDPA_attributes().set_name("attention").set_generate_stats(false).set_attn_scale(s.scale);
     if (s.causal)  // top-left aligned: query i sees keys j <= i
       options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
@@ -185,7 +197,7 @@ Result<std::shared_ptr<fe::graph::Graph>> define_graph(const SdpaShape& s, bool 
         .set_uid(kO)
         .set_data_type(fe_type(s.dtype))
         .set_dim({s.b, s.h, s.lq, s.dv})
-        .set_stride({s.h * s.lq * s.dv, s.lq * s.dv, s.dv, 1});
+        .set_stride(operand_strides(s.o_layout, s.h, s.lq, s.dv));
     TO_RETURN_IF_ERROR(fe_status(graph->validate(), layer, "validate"));
     return graph;
   } catch (const std::exception& e) {

@@ -83,9 +83,12 @@ Result<ConvProblem> conv_problem(const StepInstance& step) {
     if (layout_at(step.input_layouts, i) != Layout::kLinear)
       return unsupported("layer '{}': input {} must be linear, the step gives it {}", name, i,
                          layout_name(layout_at(step.input_layouts, i)));
-  for (Layout l : {p.x_layout, p.y_layout})
+  for (Layout l : {p.x_layout, p.y_layout}) {
+    if (l != Layout::kLinear && l != Layout::kNhwc)
+      return unsupported("layer '{}': convolutions take linear or nhwc tensors, the step gives {}", name, layout_name(l));
     if (l == Layout::kNhwc && rank != 4)
       return unsupported("layer '{}': nhwc needs rank-4 tensors, the input is {}", name, p.x_shape.to_string());
+  }
 
   const AttributeMap& attrs = node.attributes;
   const size_t s = rank - 2, skip = 3 - s;
