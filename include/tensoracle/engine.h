@@ -20,6 +20,7 @@
 // them at build time and enqueue allocates nothing. The API is the same for both.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,8 +78,12 @@ class Execution {
 
   size_t profile() const { return profile_; }
   // Sets an input's shape; each dim must lie within the profile's [min, max], else the error names
-  // the input, the dim, the value and the range.
+  // the input, the dim, the value and the range. The inputs' shapes must also fit together (the
+  // network's shape inference runs on all of them); nothing changes when they do not.
   Status set_input_shape(const std::string& name, const Dims& shape);
+  // Several inputs at once, checked together: how to change a dim that inputs share (token ids
+  // and their mask both [batch, seq]), which one input at a time could not.
+  Status set_input_shapes(const std::map<std::string, Dims>& shapes);
   // The current shape of an input, or of an output for the current input shapes.
   Result<Dims> tensor_shape(const std::string& name) const;
   // Binds a caller-owned buffer (non-null) to an input or output.

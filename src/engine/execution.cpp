@@ -26,29 +26,37 @@ const IoTensor* find_io(const IoTable& table, const std::string& name) {
 // Engine::Impl is private to engine.cpp; executions reach the I/O table through this accessor.
 const IoTable& engine_io_table(const Engine::Impl& impl);
 
-Status Execution::set_input_shape(const std::string& name, const Dims& shape) {
+Status Execution::set_input_shape(const std::string& name, const Dims& shape) { return set_input_shapes({{name, shape}}); }
+
+Status Execution::set_input_shapes(const std::map<std::string, Dims>& shapes) {
   const IoTable& table = engine_io_table(*engine_);
-  const IoTensor* io = find_io(table, name);
-  if (io == nullptr || !io->is_input) return not_found("set_input_shape: '{}' is not an input of the engine", name);
-  const ShapeRange& range = io->profiles[profile_];
-  if (shape.rank() != range.min.rank())
-    return invalid_argument("input '{}': shape {} has rank {}, the engine expects rank {} (profile {}: min {}, max {})", name,
-                            shape.to_string(), shape.rank(), range.min.rank(), profile_, range.min.to_string(),
-                            range.max.to_string());
-  for (size_t d = 0; d < shape.rank(); ++d) {
-    if (shape[d] < range.min[d] || shape[d] > range.max[d])
-      return invalid_argument("input '{}': dim {} is {}, outside the range [{}, {}] of optimization profile {} (shape {})", name,
-                              d, shape[d], range.min[d], range.max[d], profile_, shape.to_string());
+  for (const auto& [name, shape] : shapes) {
+    const IoTensor* io = find_io(table, name);
+    if (io == nullptr || !io->is_input) return not_found("set_input_shape: '{}' is not an input of the engine", name);
+    const ShapeRange& range = io->profiles[profile_];
+    if (shape.rank() != range.min.rank())
+      return invalid_argument("input '{}': shape {} has rank {}, the engine expects rank {} (profile {}: min {}, max {})", name,
+                              shape.to_string(), shape.rank(), range.min.rank(), profile_, range.min.to_string(),
+                              range.max.to_string());
+    for (size_t d = 0; d < shape.rank(); ++d) {
+      if (shape[d] < range.min[d] || shape[d] > range.max[d])
+        return invalid_argument("input '{}': dim {} is {}, outside the range [{}, {}] of optimization profile {} (shape {})",
+                                name, d, shape[d], range.min[d], range.max[d], profile_, shape.to_string());
+    }
   }
   std::map<std::string, Dims> inputs = input_shapes_;
-  inputs[name] = shape;
+  for (const auto& [name, shape] : shapes) inputs[name] = shape;
   // Outputs are known once every input has a shape (create_execution sets them all to opt).
   bool all_set = true;
   for (const IoTensor& t : table.tensors)
     if (t.is_input && inputs.count(t.name) == 0) all_set = false;
   if (all_set) {
     auto outputs = backend_->output_shapes(inputs);
-    if (!outputs.is_ok()) return outputs.status().with_context(fmt::format("input '{}' shape {}", name, shape.to_string()));
+    if (!outputs.is_ok()) {
+      std::string given;
+      for (const auto& [name, shape] : shapes) given += fmt::format("{}input '{}' shape {}", given.empty() ? "" : ", ", name, shape.to_string());
+      return outputs.status().with_context(given);
+    }
     output_shapes_ = std::move(outputs).value();
   }
   input_shapes_ = std::move(inputs);
@@ -78,6 +86,7 @@ Status Execution::enqueue(void* stream) {
 
 Result<NamedArrays> Execution::run_on_host(const NamedArrayViews& inputs) {
   const IoTable& table = engine_io_table(*engine_);
+  std::map<std::string, Dims> shapes;  // set together: inputs may share dims (a batch)
   for (const IoTensor& t : table.tensors) {
     if (!t.is_input) continue;
     auto it = inputs.find(t.name);
@@ -85,8 +94,9 @@ Result<NamedArrays> Execution::run_on_host(const NamedArrayViews& inputs) {
     if (it->second.dtype != t.dtype)
       return invalid_argument("run_on_host: input '{}' is {}, the engine takes {}", t.name, data_type_name(it->second.dtype),
                               data_type_name(t.dtype));
-    TO_RETURN_IF_ERROR(set_input_shape(t.name, it->second.shape));
+    shapes[t.name] = it->second.shape;
   }
+  TO_RETURN_IF_ERROR(set_input_shapes(shapes));
   return backend_->run_on_host(input_shapes_, inputs, output_shapes_, table);
 }
 

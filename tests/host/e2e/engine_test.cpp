@@ -99,6 +99,46 @@ TEST(Engine, ShapesOutsideTheProfileNameInputDimValueAndRange) {
   EXPECT_FALSE(engine->create_execution(1).is_ok());
 }
 
+// Two inputs that share their batch dim: one at a time they cannot change it, together they can,
+// and a refused change leaves the shapes as they were.
+TEST(Engine, InputsThatShareADimChangeTogether) {
+  EngineBuild build;
+  build.name = "pair";
+  build.graph_version = "1";
+  build.graph = [](Network& net, const Weights&) {
+    Tensor a = net.add_input("a", DataType::kFloat32, {-1, 4});
+    Tensor b = net.add_input("b", DataType::kFloat32, {-1, 4});
+    net.mark_output(net.add(a, b), "sum");
+    return net.status();
+  };
+  build.weights_path = weights_of("tinynet");
+  build.add_input("a", {ShapeRange{{1, 4}, {2, 4}, {8, 4}}});
+  build.add_input("b", {ShapeRange{{1, 4}, {2, 4}, {8, 4}}});
+  build.quiet = true;
+  auto bytes = build_serialized_engine(build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size());
+  ASSERT_TRUE(engine.is_ok());
+  auto exec = engine->create_execution();
+  ASSERT_TRUE(exec.is_ok());
+
+  Status alone = exec->set_input_shape("a", {5, 4});
+  EXPECT_EQ(alone.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(alone.message().find("input 'a' shape [5,4]"), std::string::npos) << alone.message();
+  EXPECT_EQ(exec->tensor_shape("a").value(), Dims({2, 4}));
+
+  ASSERT_TRUE(exec->set_input_shapes({{"a", {5, 4}}, {"b", {5, 4}}}).is_ok());
+  EXPECT_EQ(exec->tensor_shape("sum").value(), Dims({5, 4}));
+  EXPECT_EQ(exec->set_input_shapes({{"a", {9, 4}}, {"b", {9, 4}}}).code(), StatusCode::kInvalidArgument);
+
+  HostArray a = image({3, 4}, 1), b = image({3, 4}, 2);
+  auto out = exec->run_on_host({{"a", a.view()}, {"b", b.view()}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  ASSERT_EQ(out->at("sum").shape(), Dims({3, 4}));
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(out->at("sum").data_as<float>()[i], a.data_as<float>()[i] + b.data_as<float>()[i]) << i;
+}
+
 TEST(Engine, EnqueueNamesUnboundTensors) {
   auto bytes = build_serialized_engine(tinynet_build());
   ASSERT_TRUE(bytes.is_ok());
