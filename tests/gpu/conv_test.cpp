@@ -229,8 +229,9 @@ HostArray permute(const HostArray& a, bool to_nhwc) {
   return out;
 }
 
-// The step of the case's network: the convolution with the layers after it fused.
-backends::cuda::PlannedStep conv_step(const Network& net, Layout layout) {
+// The step of the case's network: the convolution with the layers after it fused; x, y and a
+// residual in `layout`, the weight in `weight_layout` (nhwc: KRSC).
+backends::cuda::PlannedStep conv_step(const Network& net, Layout layout, Layout weight_layout = Layout::kLinear) {
   backends::cuda::PlannedStep step;
   for (size_t i = 0; i < net.num_nodes(); ++i) {
     const Node& node = net.node(i);
@@ -246,6 +247,7 @@ backends::cuda::PlannedStep conv_step(const Network& net, Layout layout) {
   step.outputs = {net.outputs().at(0)};
   step.input_layouts.assign(step.inputs.size(), Layout::kLinear);
   step.input_layouts[0] = layout;
+  step.input_layouts[1] = weight_layout;
   step.output_layouts = {layout};
   // A residual takes the output's layout; broadcast operands stay linear.
   const Dims& out = net.tensor(step.outputs[0]).desc.shape;
@@ -253,7 +255,7 @@ backends::cuda::PlannedStep conv_step(const Network& net, Layout layout) {
   return step;
 }
 
-void run_every_candidate(const ConvCase& c, DataType dtype, Layout layout) {
+void run_every_candidate(const ConvCase& c, DataType dtype, Layout layout, Layout weight_layout = Layout::kLinear) {
   namespace cu = backends::cuda;
   Network net;
   const NamedArrays inputs = build(c, dtype, net);
@@ -265,7 +267,7 @@ void run_every_candidate(const ConvCase& c, DataType dtype, Layout layout) {
   for (const auto& [name, array] : inputs) shapes[name] = array.shape();
   auto desc = backends::infer_tensor_descs(net, shapes);
   ASSERT_TRUE(desc.is_ok()) << desc.status().to_string();
-  const cu::PlannedStep planned = conv_step(net, layout);
+  const cu::PlannedStep planned = conv_step(net, layout, weight_layout);
   auto step = cu::instantiate(net, planned, *desc);
   ASSERT_TRUE(step.is_ok()) << step.status().to_string();
 
@@ -315,7 +317,8 @@ void run_every_candidate(const ConvCase& c, DataType dtype, Layout layout) {
     convert_elements(a.dtype(), a.data(), DataType::kFloat64, v.data(), v.size());
     return v;
   };
-  const std::string tag = c.name + " " + type_tag(dtype) + " " + cu::layout_name(layout) + " ";
+  const std::string tag =
+      c.name + " " + type_tag(dtype) + " " + cu::layout_name(layout) + " weight " + cu::layout_name(weight_layout) + " ";
 
   // The reference family's kernel matches the CPU; every library candidate the tactic timer's
   // reference check accepts matches the CPU too (the check rejects the others at build time).
@@ -362,6 +365,7 @@ TEST_P(ConvGpu, EveryCandidateMatchesCpu) {
   const auto& [c, dtype] = GetParam();
   run_every_candidate(c, dtype, Layout::kLinear);
   if (c.x.size() == 4) run_every_candidate(c, dtype, Layout::kNhwc);
+  if (c.x.size() == 4 && !c.deconv) run_every_candidate(c, dtype, Layout::kNhwc, Layout::kNhwc);  // KRSC weights
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvGpu, ::testing::ValuesIn(params()), param_name);

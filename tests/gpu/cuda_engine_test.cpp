@@ -305,6 +305,59 @@ TEST_F(CudaEngine, HeadTransposesAroundAttentionAreViewsWhereSdpaReadsBshd) {
   }
 }
 
+// Three fp16 convolutions with constant weights, channels-last between them: 3x3, 1x1, and a
+// 3x3 whose weight another layer (a reduction) also reads.
+Status convolutions(Network& net) {
+  Tensor x = net.add_input("x", DataType::kFloat16, {-1, 8, 12, 12});
+  Tensor w1 = net.add_constant(seeded(DataType::kFloat16, {16, 8, 3, 3}, 11), "w1");
+  Tensor b1 = net.add_constant(seeded(DataType::kFloat16, {16}, 12), "b1");
+  Tensor w2 = net.add_constant(seeded(DataType::kFloat16, {16, 16, 1, 1}, 13), "w2");
+  Tensor shared = net.add_constant(seeded(DataType::kFloat16, {16, 16, 3, 3}, 14), "shared");
+  Tensor h = net.relu(net.convolution(net.relu(x), w1, b1, ConvolutionAttributes().set_padding({1, 1})));
+  Tensor y = net.convolution(net.convolution(h, w2, Tensor{}), shared, Tensor{}, ConvolutionAttributes().set_padding({1, 1}));
+  net.mark_output(net.add(y, net.reduce(shared, ReduceAttributes().set_axes({0, 2, 3}).set_keep_dims(true))), "y");
+  return net.status();
+}
+
+// The constant weights of channels-last convolutions are stored KRSC (the plan says nhwc; the
+// engine reorders them when it loads), except one that another layer reads as it is; the
+// reloaded engine still matches the CPU reference.
+TEST_F(CudaEngine, ConstantWeightsOfChannelsLastConvolutionsAreStoredKrsc) {
+  EngineBuild build;
+  build.name = "convolutions";
+  build.graph_version = "1";
+  build.graph = [](Network& net, const Weights&) { return convolutions(net); };
+  build.weights_path = std::string(TENSORACLE_FIXTURES_DIR) + "/examples/tinynet/weights.safetensors";
+  build.backend = "cuda";
+  build.add_input("x", {ShapeRange{{1, 8, 12, 12}, {2, 8, 12, 12}, {4, 8, 12, 12}}});
+  build.quiet = true;
+  auto bytes = build_serialized_engine(build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "convolutions");
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  auto plan = nlohmann::json::parse(std::string(engine->file().plan().as_string_view()));
+  std::vector<std::string> weight_layouts;
+  for (const auto& layer : plan.at("layers"))
+    if (layer.at("kind") == "convolution") weight_layouts.push_back(layer.at("input_layouts")[1]);
+  EXPECT_EQ(weight_layouts, (std::vector<std::string>{"nhwc", "nhwc", "linear"})) << plan.at("layers").dump(1);
+
+  Network reference_net;
+  ASSERT_TRUE(convolutions(reference_net).is_ok());
+  auto cpu = backends::create_backend("cpu").value();
+  auto exec = engine->create_execution();
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  for (int64_t n : {2, 4, 1}) {
+    HostArray x = seeded(DataType::kFloat16, {n, 8, 12, 12}, 500 + static_cast<unsigned>(n));
+    auto got = exec->run_on_host({{"x", x.view()}});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    auto want = cpu->execute(reference_net, {{"x", x.view()}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    auto cmp = compare_outputs(got->at("y").view(), want->at("y").view());
+    ASSERT_TRUE(cmp.is_ok());
+    EXPECT_LE(cmp->rel_l2_error, 2e-3) << "n=" << n;
+  }
+}
+
 TEST_F(CudaEngine, RefusesAShapeOutsideItsProfile) {
   auto bytes = build_serialized_engine(mlp_build(DataType::kFloat32));
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();

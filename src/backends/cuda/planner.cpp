@@ -185,6 +185,21 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
     for (size_t c : consumers[t]) all_capable &= capable(c), near_conv |= kind(c) == OpKind::kConvolution;
     nhwc[t] = all_capable && near_conv;
   }
+  // The constant weight of a channels-last 2-D convolution goes channels-last too ([K, C/G, R, S]
+  // stored KRSC): the order tensor-core engines read, reordered once when the engine loads.
+  for (uint32_t t = 0; t < net.num_tensors(); ++t) {
+    const TensorDesc& d = desc[t];
+    const int64_t node = net.tensor(Tensor{t}).producer;
+    if (d.shape.rank() != 4 || (d.dtype != DataType::kFloat16 && d.dtype != DataType::kBFloat16)) continue;
+    if (node < 0 || net.node(static_cast<size_t>(node)).kind != OpKind::kConstant || outputs.count(t)) continue;
+    bool weight_of_nhwc_convs = !consumers[t].empty();
+    for (size_t c : consumers[t]) {
+      const PlannedStep& step = steps[c];
+      weight_of_nhwc_convs &= kind(c) == OpKind::kConvolution && step.inputs.size() > 1 && step.inputs[1].id == t &&
+                              step.inputs[0].id != t && nhwc[step.inputs[0].id];
+    }
+    nhwc[t] = weight_of_nhwc_convs;
+  }
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
     for (PlannedStep& step : steps) {

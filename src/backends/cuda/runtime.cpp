@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels/copy_strided.h"
 #include "backends/plan_network.h"
 #include "core/errors.h"
 
@@ -27,6 +28,50 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// The layout each constant is stored in: the one its reading steps give it (linear when none
+// does). Steps that disagree make the plan invalid.
+Result<std::vector<Layout>> constant_layouts(const CudaPlan& plan) {
+  const Network& net = plan.network;
+  std::vector<Layout> layouts(net.num_tensors(), Layout::kLinear);
+  std::vector<bool> seen(net.num_tensors(), false);
+  for (const PlannedStep& step : plan.steps) {
+    const auto visit = [&](const std::vector<Tensor>& tensors, const std::vector<Layout>& given) -> Status {
+      for (size_t i = 0; i < tensors.size() && i < given.size(); ++i) {
+        const Tensor t = tensors[i];
+        if (!t.valid() || net.tensor(t).producer < 0 ||
+            net.node(static_cast<size_t>(net.tensor(t).producer)).kind != OpKind::kConstant)
+          continue;
+        if (seen[t.id] && layouts[t.id] != given[i])
+          return corrupt_data("the plan reads constant '{}' as {} in one step and {} in another", net.tensor(t).name,
+                              layout_name(layouts[t.id]), layout_name(given[i]));
+        seen[t.id] = true;
+        layouts[t.id] = given[i];
+      }
+      return Status::ok();
+    };
+    TO_RETURN_IF_ERROR(visit(step.inputs, step.input_layouts));
+    TO_RETURN_IF_ERROR(visit(step.extra_inputs, step.extra_input_layouts));
+  }
+  return layouts;
+}
+
+// Copies the linear constant `from` into `to` stored in `layout` (device memory, same stream
+// order as the uploads: the default stream).
+Status reorder_constant(const void* from, void* to, DataType dtype, const Dims& shape, Layout layout) {
+  const std::vector<int64_t> out = element_strides(shape, layout), in = element_strides(shape, Layout::kLinear);
+  StridedCopy copy;
+  if (shape.rank() > static_cast<size_t>(StridedCopy::kMaxRank))
+    return unsupported("rank {} is beyond the reorder kernel's {}", shape.rank(), StridedCopy::kMaxRank);
+  copy.rank = static_cast<int>(shape.rank());
+  for (size_t d = 0; d < shape.rank(); ++d) {
+    copy.shape[d] = shape[d];
+    copy.in_stride[d] = in[d];
+    copy.out_stride[d] = out[d];
+  }
+  TO_CUDA_RETURN_IF_ERROR(launch_strided_copy(from, to, data_type_size(dtype), copy, CopyKernel::kAuto, nullptr));
+  return Status::ok();
+}
+
 }  // namespace
 
 // ---- LoadedPlan ----
@@ -44,12 +89,26 @@ Result<std::shared_ptr<const LoadedPlan>> LoadedPlan::load(CudaPlan plan) {
     total += align_up(std::max<uint64_t>(node.constant->view.byte_size(), 1));
   }
   TO_ASSIGN_OR_RETURN(loaded->constants_, DeviceBuffer::allocate(total, "the engine's constants"));
+  TO_ASSIGN_OR_RETURN(const std::vector<Layout> layouts, constant_layouts(plan));
+  DeviceBuffer staging;  // a constant stored in another layout arrives linear, then is reordered
   for (size_t i = 0; i < net.num_nodes(); ++i) {
     const Node& node = net.node(i);
     if (node.kind != OpKind::kConstant || node.constant->view.byte_size() == 0) continue;
-    TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(loaded->constants_.as<char>() + loaded->constant_offsets_[node.outputs[0].id],
-                                       node.constant->view.data, node.constant->view.byte_size(), cudaMemcpyHostToDevice));
+    const Tensor t = node.outputs[0];
+    char* to = loaded->constants_.as<char>() + loaded->constant_offsets_[t.id];
+    const ArrayView& view = node.constant->view;
+    if (layouts[t.id] == Layout::kLinear) {
+      TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(to, view.data, view.byte_size(), cudaMemcpyHostToDevice));
+      continue;
+    }
+    if (staging.size() < view.byte_size()) {
+      TO_ASSIGN_OR_RETURN(staging, DeviceBuffer::allocate(view.byte_size(), "a constant being reordered"));
+    }
+    TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(staging.data(), view.data, view.byte_size(), cudaMemcpyHostToDevice));
+    TO_RETURN_IF_ERROR(reorder_constant(staging.data(), to, view.dtype, view.shape, layouts[t.id])
+                           .with_context(fmt::format("constant '{}'", net.tensor(t).name)));
   }
+  TO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   loaded->plan_ = std::move(plan);
   return std::shared_ptr<const LoadedPlan>(std::move(loaded));
 }

@@ -10,10 +10,9 @@ namespace {
 template <typename T>
 __global__ void direct_conv_kernel(DirectConvLaunch a, int64_t count) {
   const T* x = static_cast<const T*>(a.x.data);
-  const T* w = static_cast<const T*>(a.w);
+  const T* w = static_cast<const T*>(a.w.data);
   T* y = static_cast<T*>(a.y);
   const int64_t shape[5] = {a.n, a.k, a.out[0], a.out[1], a.out[2]};
-  const int64_t taps = a.kernel[0] * a.kernel[1] * a.kernel[2];
   const int64_t cg = a.c / a.groups, kg = a.k / a.groups;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -24,7 +23,8 @@ __global__ void direct_conv_kernel(DirectConvLaunch a, int64_t count) {
     for (int64_t cc = 0; cc < cg; ++cc) {
       const int64_t c = g * cg + cc;
       // conv: w[k, cc, t]; transposed: w[c, k - g*kg, t]
-      const T* wt = a.transposed ? w + (c * kg + (k - g * kg)) * taps : w + (k * cg + cc) * taps;
+      const T* wt = a.transposed ? w + c * a.w.stride[0] + (k - g * kg) * a.w.stride[1]
+                                 : w + k * a.w.stride[0] + cc * a.w.stride[1];
       const T* xc = x + idx[0] * a.x.stride[0] + c * a.x.stride[1];
       for (int64_t td = 0; td < a.kernel[0]; ++td) {
         int64_t id;
@@ -57,7 +57,7 @@ __global__ void direct_conv_kernel(DirectConvLaunch a, int64_t count) {
             }
             if (iw < 0 || iw >= a.in[2]) continue;
             const float xv = conv_device::to_float(xc[id * a.x.stride[2] + ih * a.x.stride[3] + iw * a.x.stride[4]]);
-            const float wv = conv_device::to_float(wt[(td * a.kernel[1] + th) * a.kernel[2] + tw]);
+            const float wv = conv_device::to_float(wt[td * a.w.stride[2] + th * a.w.stride[3] + tw * a.w.stride[4]]);
             acc += xv * wv;
           }
         }

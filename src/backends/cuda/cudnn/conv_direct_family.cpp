@@ -47,13 +47,14 @@ class DirectConvTactic final : public CudaTactic {
       a.dilation[d] = p.dilation[i];
       a.pre[d] = p.pre[i];
     }
-    const auto x_strides = p.x_strides(), y_strides = p.y_strides();
+    const auto x_strides = p.x_strides(), y_strides = p.y_strides(), w_strides = p.w_strides();
     a.x.data = buffers.inputs.at(0).data;
+    a.w.data = buffers.inputs.at(1).data;
     for (int d = 0; d < 5; ++d) {
       a.x.stride[d] = x_strides[static_cast<size_t>(d)];
+      a.w.stride[d] = w_strides[static_cast<size_t>(d)];
       a.y_stride[d] = y_strides[static_cast<size_t>(d)];
     }
-    a.w = buffers.inputs.at(1).data;
     a.y = buffers.outputs.at(0).data;
     a.epilogue = epilogue_launch(p, epilogue_, buffers, true);
     TO_CUDA_RETURN_IF_ERROR(launch_direct_conv(a, ctx.stream));

@@ -98,6 +98,8 @@ Status check_buffer_layouts(const StepInstance& step, const ConvProblem& problem
     return make_error(StatusCode::kFailedPrecondition, "layer '{}': missing buffers", step.anchor.node.name);
   if (buffers.inputs[0].layout != problem.x_layout) return mismatch("the input", buffers.inputs[0].layout, problem.x_layout);
   if (buffers.outputs[0].layout != problem.y_layout) return mismatch("the output", buffers.outputs[0].layout, problem.y_layout);
+  if (buffers.inputs.size() > 1 && buffers.inputs[1].layout != problem.w_layout)
+    return mismatch("the weight", buffers.inputs[1].layout, problem.w_layout);
   for (const ConvEpilogueOp& op : epilogue.ops) {
     if (op.extra < 0) continue;
     const Layout got = buffers.extra_inputs.at(static_cast<size_t>(op.extra)).layout;

@@ -51,7 +51,7 @@ struct DirectConvLaunch {
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, pre[3] = {0, 0, 0};
   ConvKernelTensor x;
-  const void* w = nullptr;  // contiguous [K, C/G, kd, kh, kw] (transposed: [C, K/G, kd, kh, kw])
+  ConvKernelTensor w;  // over [K, C/G, kd, kh, kw] (transposed: [C, K/G, kd, kh, kw])
   void* y = nullptr;
   int64_t y_stride[5] = {};
   EpilogueLaunch epilogue;

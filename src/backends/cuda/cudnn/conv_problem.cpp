@@ -39,6 +39,7 @@ std::array<int64_t, 5> canonical_strides(const Dims& shape, Layout layout) {
 
 std::array<int64_t, 5> ConvProblem::x_strides() const { return canonical_strides(x_shape, x_layout); }
 std::array<int64_t, 5> ConvProblem::y_strides() const { return canonical_strides(y_shape, y_layout); }
+std::array<int64_t, 5> ConvProblem::w_strides() const { return canonical_strides(w_shape, w_layout); }
 
 Result<ConvProblem> conv_problem(const StepInstance& step) {
   const Node& node = step.anchor.node;
@@ -75,15 +76,19 @@ Result<ConvProblem> conv_problem(const StepInstance& step) {
     if (!d->element_count().is_ok())
       return unsupported("layer '{}': shape {} overflows 64-bit indexing", name, d->to_string());
 
-  // Layouts: weight and bias linear; x and y linear or, at rank 4, nhwc.
+  // Layouts: x, y and (not transposed) the weight linear or, at rank 4, nhwc; the bias linear.
   const auto layout_at = [](const std::vector<Layout>& v, size_t i) { return i < v.size() ? v[i] : Layout::kLinear; };
   p.x_layout = layout_at(step.input_layouts, 0);
   p.y_layout = layout_at(step.output_layouts, 0);
-  for (size_t i = 1; i < ins.size(); ++i)
+  p.w_layout = layout_at(step.input_layouts, 1);
+  if (p.transposed && p.w_layout != Layout::kLinear)
+    return unsupported("layer '{}': a deconvolution's weight must be linear, the step gives it {}", name,
+                       layout_name(p.w_layout));
+  for (size_t i = 2; i < ins.size(); ++i)
     if (layout_at(step.input_layouts, i) != Layout::kLinear)
       return unsupported("layer '{}': input {} must be linear, the step gives it {}", name, i,
                          layout_name(layout_at(step.input_layouts, i)));
-  for (Layout l : {p.x_layout, p.y_layout}) {
+  for (Layout l : {p.x_layout, p.y_layout, p.w_layout}) {
     if (l != Layout::kLinear && l != Layout::kNhwc)
       return unsupported("layer '{}': convolutions take linear or nhwc tensors, the step gives {}", name, layout_name(l));
     if (l == Layout::kNhwc && rank != 4)

@@ -20,19 +20,22 @@ struct ConvProblem {
   std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
   std::array<int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1}, pre{0, 0, 0}, post{0, 0, 0}, output_padding{0, 0, 0};
   bool has_bias = false;
-  Layout x_layout = Layout::kLinear, y_layout = Layout::kLinear;
+  // The weight may be nhwc too (a 2-D convolution's [K, C/G, R, S] stored KRSC, the order
+  // tensor-core engines read): the builder reorders constant weights of channels-last convolutions.
+  Layout x_layout = Layout::kLinear, y_layout = Layout::kLinear, w_layout = Layout::kLinear;
   Dims x_shape, w_shape, y_shape;  // the network's shapes
 
   int64_t output_elements() const { return n * k * out[0] * out[1] * out[2]; }
   // Element strides over the canonical [N, C, D, H, W] (stride 0 on the padded dims).
   std::array<int64_t, 5> x_strides() const;
   std::array<int64_t, 5> y_strides() const;
+  std::array<int64_t, 5> w_strides() const;  // over [K, C/G, D, H, W] (transposed: [C, K/G, ...])
   std::array<int64_t, 5> y_shape5() const { return {n, k, out[0], out[1], out[2]}; }
 };
 
 // kUnsupported naming the layer for anything the convolution tactics cannot take: types other
-// than fp32/fp16/bf16, mixed types, layouts other than linear (nhwc for rank-4 x and y), a
-// non-linear weight or bias, shapes too large for int64 indexing.
+// than fp32/fp16/bf16, mixed types, layouts other than linear (nhwc for rank-4 x and y, and for
+// the weight of a rank-4 convolution), a non-linear bias, shapes too large for int64 indexing.
 Result<ConvProblem> conv_problem(const StepInstance& step);
 
 // The canonical strides of `shape` (rank 3..5, [N, C, spatial...]) stored in `layout`, or of a

@@ -122,7 +122,7 @@ Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build(const ConvProblem&
                                                      : with_lead(p.k, p.c / p.groups, tail(p.kernel, ns));
     auto x = g->tensor(fe::graph::Tensor_attributes().set_name("x").set_dim(x_dims).set_stride(strides_in(x_dims, p.x_layout))
                            .set_data_type(io).set_uid(kXUid));
-    auto w = g->tensor(fe::graph::Tensor_attributes().set_name("w").set_dim(w_dims).set_stride(contiguous(w_dims))
+    auto w = g->tensor(fe::graph::Tensor_attributes().set_name("w").set_dim(w_dims).set_stride(strides_in(w_dims, p.w_layout))
                            .set_data_type(io).set_uid(kWUid));
     std::shared_ptr<fe::graph::Tensor_attributes> y;
     if (!p.transposed) {
