@@ -240,15 +240,27 @@ __device__ __forceinline__ uint32_t to_bits(float v) { return __float_as_uint(v)
 __device__ __forceinline__ uint32_t to_bits(__half v) { return __half_as_ushort(v); }
 __device__ __forceinline__ uint32_t to_bits(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
 
-// Elements 0 .. N - 1 of `p` (16-byte aligned), one 16-byte load.
+template <typename S>
+constexpr DataType kStorageType = DataType::kFloat32;
+template <>
+constexpr DataType kStorageType<__half> = DataType::kFloat16;
+template <>
+constexpr DataType kStorageType<__nv_bfloat16> = DataType::kBFloat16;
+
+// The N elements of one 16-byte word as floats.
 template <typename S, int N>
-__device__ __forceinline__ void load_lanes(const S* p, float (&v)[N]) {
+__device__ __forceinline__ void unpack_lanes(const uint4& raw, float (&v)[N]) {
   static_assert(N * sizeof(S) == 16, "one 16-byte access");
   constexpr int kPerWord = 4 / static_cast<int>(sizeof(S)), kBits = 8 * static_cast<int>(sizeof(S));
-  const uint4 raw = *reinterpret_cast<const uint4*>(p);
   const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
   for (int l = 0; l < N; ++l) v[l] = device::to_float<S>(from_bits<S>(words[l / kPerWord] >> (kBits * (l % kPerWord))));
+}
+
+// Elements 0 .. N - 1 of `p` (16-byte aligned), one 16-byte load.
+template <typename S, int N>
+__device__ __forceinline__ void load_lanes(const S* p, float (&v)[N]) {
+  unpack_lanes<S, N>(*reinterpret_cast<const uint4*>(p), v);
 }
 
 template <typename S, int N>
@@ -266,70 +278,141 @@ __device__ __forceinline__ void copy_lanes(const float (&from)[N], float (&to)[N
   for (int l = 0; l < N; ++l) to[l] = from[l];
 }
 
+template <int N>
+__device__ __forceinline__ void fill_lanes(float value, float (&to)[N]) {
+#pragma unroll
+  for (int l = 0; l < N; ++l) to[l] = value;
+}
+
+// kStrided: the coordinates of a vector's first element, innermost dim first (c[j] is the
+// coordinate along dim rank - 1 - j). Indexed only by unrolled loops, so they stay in registers;
+// the host guarantees fewer than 2^31 elements, so coordinates and offsets fit 32 bits.
+struct Coordinates {
+  int c[kMaxPointwiseRank];
+
+  __device__ __forceinline__ void split(const PointwiseKernelArgs& args, uint32_t index) {
+#pragma unroll
+    for (int j = 0; j < kMaxPointwiseRank; ++j) {
+      c[j] = 0;
+      if (j < args.rank) {
+        const uint32_t size = static_cast<uint32_t>(args.shape[args.rank - 1 - j]);
+        c[j] = static_cast<int>(index % size);
+        index /= size;
+      }
+    }
+  }
+  // The element offset of these coordinates in input k.
+  __device__ __forceinline__ int offset(const PointwiseKernelArgs& args, int k) const {
+    int offset = 0;
+#pragma unroll
+    for (int j = 0; j < kMaxPointwiseRank; ++j)
+      if (j < args.rank) offset += c[j] * static_cast<int>(args.in_stride[k][args.rank - 1 - j]);
+    return offset;
+  }
+  // Moves to the next element in row-major order, keeping `offset` (in input k) in step: the
+  // innermost coordinate advances and carries outwards (no division).
+  __device__ __forceinline__ void advance(const PointwiseKernelArgs& args, int k, int& offset) {
+#pragma unroll
+    for (int j = 0; j < kMaxPointwiseRank; ++j) {
+      if (j >= args.rank) break;
+      const int d = args.rank - 1 - j;
+      const int stride = static_cast<int>(args.in_stride[k][d]);
+      offset += stride;
+      if (++c[j] < static_cast<int>(args.shape[d])) break;
+      offset -= c[j] * stride;
+      c[j] = 0;
+    }
+  }
+};
+
+// kStrided, input k stored as L from element `offset` on: one value for all lanes (kBroadcast)
+// or lane by lane (kGather), the lanes past `valid` 0.
+template <typename L, int N>
+__device__ __forceinline__ void load_strided(const PointwiseKernelArgs& args, int k, PointwiseInput mode, int offset,
+                                             int valid, const Coordinates& at, float (&x)[N]) {
+  const L* p = static_cast<const L*>(args.in[k]);
+  if (mode == PointwiseInput::kBroadcast) {
+    fill_lanes(device::to_float<L>(p[offset]), x);
+    return;
+  }
+  Coordinates lane = at;
+#pragma unroll
+  for (int l = 0; l < N; ++l) {
+    x[l] = l < valid ? device::to_float<L>(p[offset]) : 0.0f;
+    if (l + 1 < N) lane.advance(args, k, offset);
+  }
+}
+
+// Input k's values for the vector of output elements first .. first + valid - 1 (lanes past
+// `valid` read nothing and hold 0). S: the output's type.
+template <typename S, bool kStrided, int N>
+__device__ __forceinline__ void load_input(const PointwiseKernelArgs& args, int k, int64_t first, int valid,
+                                           const Coordinates& at, float (&x)[N]) {
+  const PointwiseInput mode = args.in_mode[k];
+  if (!kStrided) {  // every input has type S, is contiguous (kVector) or a scalar (kBroadcast)
+    const S* p = static_cast<const S*>(args.in[k]);
+    if (mode == PointwiseInput::kBroadcast) {
+      fill_lanes(device::to_float<S>(p[0]), x);
+    } else if (valid == N) {
+      load_lanes<S, N>(p + first, x);
+    } else {
+#pragma unroll
+      for (int l = 0; l < N; ++l) x[l] = l < valid ? device::to_float<S>(p[first + l]) : 0.0f;
+    }
+    return;
+  }
+  const int offset = at.offset(args, k);
+  if (mode == PointwiseInput::kVector) {
+    load_lanes<S, N>(static_cast<const S*>(args.in[k]) + offset, x);
+    return;
+  }
+  // Any of fp32/fp16/bf16 (the host allows no other input type here).
+  switch (args.in_type[k]) {
+    case DataType::kFloat16: return load_strided<__half, N>(args, k, mode, offset, valid, at, x);
+    case DataType::kBFloat16: return load_strided<__nv_bfloat16, N>(args, k, mode, offset, valid, at, x);
+    default: return load_strided<float, N>(args, k, mode, offset, valid, at, x);
+  }
+}
+
 // Each thread runs the program on vectors of N consecutive output elements (grid-stride). The
-// previous instruction's result stays in registers (`last`); registers read later than that
-// also go to their slot of `kept` (args.kept_slot): the only dynamically indexed array.
-// kRows: PointwiseVector::kRows, else kFlat (see pointwise_kernel.h).
-template <typename S, bool kRows>
+// previous instruction's result stays in registers (`last`); an input is loaded where an
+// instruction reads it; computed registers read later than the next instruction also go to their
+// slot of `kept` (args.kept_slot), the only dynamically indexed array, which kKept = false
+// programs (straight chains) do not have.
+template <typename S, bool kStrided, bool kKept>
 __global__ void __launch_bounds__(512) pointwise_vector_kernel(const __grid_constant__ PointwiseKernelArgs args) {
   constexpr int N = Lanes<S>::kWidth;
-  float kept[kMaxPointwiseKept][N];
+  float kept[kKept ? kMaxPointwiseKept : 1][N];
   const int64_t count = args.count;
-  const int64_t vectors = (count + N - 1) / N;  // kRows: count is a multiple of N
-  const uint32_t row_vectors = kRows ? static_cast<uint32_t>(args.shape[1] / N) : 1;
+  const int64_t vectors = (count + N - 1) / N;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < vectors; v += step) {
-    const int64_t i = v * N;  // the first element; also its output offset (the output is contiguous)
-    int64_t row = 0, col = i;
-    if (kRows) {  // the host keeps the vector count below 2^31
-      row = static_cast<uint32_t>(v) / row_vectors;
-      col = (v - row * row_vectors) * N;
-    }
-    const bool full = kRows || count - i >= N;
-    const int valid = full ? N : static_cast<int>(count - i);
+    const int64_t first = v * N;  // also its output offset (the output is contiguous)
+    const int valid = count - first >= N ? N : static_cast<int>(count - first);
+    Coordinates at;
+    if (kStrided) at.split(args, static_cast<uint32_t>(first));
+    // Register r for instruction `own`: an input (loaded), the previous result, or a kept one.
+    const auto fetch = [&](int r, int own, const float(&last)[N], float(&x)[N]) {
+      if (r < args.num_inputs) load_input<S, kStrided, N>(args, r, first, valid, at, x);
+      else if (!kKept || r == own - 1) copy_lanes(last, x);
+      else copy_lanes(kept[args.kept_slot[r]], x);
+    };
     float last[N];
-    for (int k = 0; k < args.num_inputs; ++k) {
-      const S* p = static_cast<const S*>(args.in[k]);
-      const int64_t row_offset = kRows ? row * args.in_stride[k][0] : 0;
-      const int64_t inner = args.in_stride[k][kRows ? 1 : 0];
-      float x[N];
-      if (inner == 0) {
-        const float scalar = device::to_float<S>(p[row_offset]);
-#pragma unroll
-        for (int l = 0; l < N; ++l) x[l] = scalar;
-      } else if (full) {
-        load_lanes<S, N>(p + row_offset + col, x);
-      } else {  // the tail (kFlat only): lanes past the end compute on zeros and are not stored
-#pragma unroll
-        for (int l = 0; l < N; ++l) x[l] = l < valid ? device::to_float<S>(p[col + l]) : 0.0f;
-      }
-      if (args.kept_slot[k] >= 0) copy_lanes(x, kept[args.kept_slot[k]]);
-      if (k == args.num_inputs - 1) copy_lanes(x, last);
-    }
     for (int n = 0; n < args.num_instrs; ++n) {
       const PointwiseKernelInstr& in = args.instrs[n];
       const int own = args.num_inputs + n;
       float a[N], b[N], c[N];
-      if (in.a == own - 1) copy_lanes(last, a);
-      else copy_lanes(kept[args.kept_slot[in.a]], a);
-      if (in.operands >= 2) {
-        if (in.b == own - 1) copy_lanes(last, b);
-        else copy_lanes(kept[args.kept_slot[in.b]], b);
-      } else {
-        copy_lanes(a, b);
-      }
-      if (in.operands >= 3) {
-        if (in.c == own - 1) copy_lanes(last, c);
-        else copy_lanes(kept[args.kept_slot[in.c]], c);
-      } else {
-        copy_lanes(a, c);
-      }
+      fetch(in.a, own, last, a);
+      if (in.operands >= 2) fetch(in.b, own, last, b);
+      else copy_lanes(a, b);
+      if (in.operands >= 3) fetch(in.c, own, last, c);
+      else copy_lanes(a, c);
       evaluate<F32, N>(in, a, b, c, last);
       round_lanes<N>(last, in.type);
-      if (args.kept_slot[own] >= 0) copy_lanes(last, kept[args.kept_slot[own]]);
+      if (kKept && args.kept_slot[own] >= 0) copy_lanes(last, kept[args.kept_slot[own]]);
     }
-    S* out = static_cast<S*>(args.out) + i;
-    if (full) {
+    S* out = static_cast<S*>(args.out) + first;
+    if (valid == N) {
       store_lanes<S, N>(out, last);
     } else {
 #pragma unroll
@@ -339,12 +422,85 @@ __global__ void __launch_bounds__(512) pointwise_vector_kernel(const __grid_cons
   }
 }
 
+// The vector kernel for one program shape: one contiguous input of type S, one instruction
+// kCode reading it, the output contiguous of type S (kFlat). With the code fixed, the kernel
+// holds only that activation's arithmetic (few registers), and each thread issues the loads of
+// kUnroll vectors before computing any. The last count % N elements go lane by lane.
+constexpr int kUnroll = 4;
+
+template <typename S, PointwiseCode kCode>
+__global__ void __launch_bounds__(512) pointwise_activation_kernel(const __grid_constant__ PointwiseKernelArgs args) {
+  constexpr int N = Lanes<S>::kWidth;
+  PointwiseKernelInstr in = args.instrs[0];
+  in.code = kCode;  // evaluate() folds to this one case
+  const S* x = static_cast<const S*>(args.in[0]);
+  S* y = static_cast<S*>(args.out);
+  const int64_t vectors = args.count / N;
+  const int64_t tile = static_cast<int64_t>(blockDim.x) * kUnroll;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * tile + threadIdx.x; base < vectors;
+       base += static_cast<int64_t>(gridDim.x) * tile) {
+    uint4 raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t v = base + static_cast<int64_t>(u) * blockDim.x;
+      if (v < vectors) raw[u] = *reinterpret_cast<const uint4*>(x + v * N);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t v = base + static_cast<int64_t>(u) * blockDim.x;
+      if (v >= vectors) break;
+      float a[N], r[N];
+      unpack_lanes<S, N>(raw[u], a);
+      evaluate<F32, N>(in, a, a, a, r);
+      round_lanes<N>(r, kStorageType<S>);
+      store_lanes<S, N>(y + v * N, r);
+    }
+  }
+  const int64_t tail = vectors * N + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (tail < args.count) {
+    float a[1] = {device::to_float<S>(x[tail])}, r[1];
+    evaluate<F32, 1>(in, a, a, a, r);
+    round_lanes<1>(r, kStorageType<S>);
+    y[tail] = device::from_float<S>(r[0]);
+  }
+}
+
+// The activations with a kernel of their own (the ones models run alone: GELU after a matrix
+// product, ReLU/SiLU after a convolution without a fusable epilogue, ...).
+template <typename S>
+bool launch_activation(const PointwiseKernelArgs& args, int threads, cudaStream_t stream) {
+  const PointwiseKernelInstr& in = args.instrs[0];
+  if (args.vector != PointwiseVector::kFlat || args.num_inputs != 1 || args.num_instrs != 1 || in.operands != 1 ||
+      in.a != 0 || args.in_mode[0] != PointwiseInput::kVector)
+    return false;
+  const int64_t per_thread = Lanes<S>::kWidth * kUnroll;
+  const unsigned blocks = device::grid_for((args.count + per_thread - 1) / per_thread, threads);
+#define TO_ACTIVATION_KERNEL(code)                                                          \
+  case PointwiseCode::code:                                                                 \
+    pointwise_activation_kernel<S, PointwiseCode::code><<<blocks, threads, 0, stream>>>(args); \
+    return true;
+  switch (in.code) {
+    TO_ACTIVATION_KERNEL(kGeluErf)
+    TO_ACTIVATION_KERNEL(kGeluTanh)
+    TO_ACTIVATION_KERNEL(kRelu)
+    TO_ACTIVATION_KERNEL(kSilu)
+    TO_ACTIVATION_KERNEL(kSigmoid)
+    TO_ACTIVATION_KERNEL(kTanh)
+    default: return false;
+  }
+#undef TO_ACTIVATION_KERNEL
+}
+
 template <typename S>
 void launch_vector(const PointwiseKernelArgs& args, int threads, cudaStream_t stream) {
+  if (launch_activation<S>(args, threads, stream)) return;
   const int64_t vectors = (args.count + Lanes<S>::kWidth - 1) / Lanes<S>::kWidth;
   const unsigned blocks = device::grid_for(vectors, threads);
-  if (args.vector == PointwiseVector::kRows) pointwise_vector_kernel<S, true><<<blocks, threads, 0, stream>>>(args);
-  else pointwise_vector_kernel<S, false><<<blocks, threads, 0, stream>>>(args);
+  const bool strided = args.vector == PointwiseVector::kStrided;
+  if (strided && args.kept) pointwise_vector_kernel<S, true, true><<<blocks, threads, 0, stream>>>(args);
+  else if (strided) pointwise_vector_kernel<S, true, false><<<blocks, threads, 0, stream>>>(args);
+  else if (args.kept) pointwise_vector_kernel<S, false, true><<<blocks, threads, 0, stream>>>(args);
+  else pointwise_vector_kernel<S, false, false><<<blocks, threads, 0, stream>>>(args);
 }
 
 template <typename M>

@@ -2,13 +2,16 @@
 // parameters runs per output element. Host code builds the arguments with PointwiseLaunch
 // (pointwise_launch.h); this header is the plain-data contract between the two.
 //
-// Two kernels evaluate the same instructions with the same functions and roundings, so they give
+// The kernels evaluate the same instructions with the same functions and roundings, so they give
 // bit-identical results:
 // - the interpreter: one element per thread, any geometry, any types, fp32 or fp64 compute;
-// - the vector kernel, chosen by the host for the common cases (PointwiseVector): every input and
-//   the output of one type among fp32/fp16/bf16, fp32 compute, a contiguous output. Each thread
-//   takes 16 bytes of consecutive elements (8 fp16/bf16 or 4 fp32), loads each contiguous input
-//   with one 16-byte load, decodes each instruction once for the whole vector and stores 16 bytes.
+// - the vector kernel, chosen by the host for the common cases (PointwiseVector): the output of
+//   one type among fp32/fp16/bf16 and contiguous, fp32 compute. Each thread takes 16 bytes of
+//   consecutive output elements (8 fp16/bf16 or 4 fp32), reads each input for them as
+//   PointwiseInput says (one 16-byte load, one broadcast value, or lane by lane), decodes each
+//   instruction once for the whole vector and stores 16 bytes. A one-input program of one common
+//   activation over a flat geometry runs a copy of it specialized for that activation, 4 vectors
+//   per thread with every load issued before any compute.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,7 +26,8 @@ constexpr int kMaxPointwiseInputs = 16;
 constexpr int kMaxPointwiseInstrs = 32;
 constexpr int kMaxPointwiseRank = 8;
 constexpr int kMaxPointwiseRegisters = kMaxPointwiseInputs + kMaxPointwiseInstrs;
-// Registers the vector kernel keeps beyond the instruction after them (more: the interpreter).
+// Computed registers the vector kernel keeps beyond the instruction after them (more: the
+// interpreter). Inputs are never kept: an instruction reading one loads it again.
 constexpr int kMaxPointwiseKept = 8;
 
 struct PointwiseKernelInstr {
@@ -37,13 +41,26 @@ struct PointwiseKernelInstr {
 // The vector kernel's geometries (the host checks every condition; the kernel trusts them).
 enum class PointwiseVector : uint8_t {
   kNone,  // the interpreter
-  // Merged rank 1: the output contiguous, every input contiguous (stride 1, its pointer 16-byte
-  // aligned) or a scalar (stride 0). A scalar loop finishes the last count % width elements.
+  // Merged rank <= 1: the output contiguous, every input of the output's type and contiguous
+  // (its pointer 16-byte aligned) or a scalar. A scalar loop finishes the last count % width
+  // elements.
   kFlat,
-  // Merged rank 2 [rows, cols], cols a multiple of the vector width, the output contiguous; each
-  // input walks cols with stride 1 (16-byte aligned pointer, row stride a multiple of the width:
-  // e.g. a bias [C] over [..., C] has row stride 0) or 0 (one value per row, or a scalar).
-  kRows,
+  // Any merged rank >= 1 with the output contiguous, fewer than 2^31 elements, every input
+  // fp32/fp16/bf16. Each thread splits its first element's index into coordinates once (32-bit)
+  // and reads each input as in_mode says.
+  kStrided,
+};
+
+// How the vector kernel reads one input for a vector of N consecutive output elements.
+enum class PointwiseInput : uint8_t {
+  // One 16-byte load: the input has the output's type, walks the innermost dim with stride 1,
+  // that dim is a multiple of N, its pointer and every outer stride (in bytes) are multiples of 16.
+  kVector,
+  // One value for all N lanes: stride 0 along an innermost dim that is a multiple of N (kFlat:
+  // a scalar).
+  kBroadcast,
+  // Lane by lane, the coordinates advanced with a carry from lane to lane (kStrided only).
+  kGather,
 };
 
 struct PointwiseKernelArgs {
@@ -62,11 +79,15 @@ struct PointwiseKernelArgs {
   const void* in[kMaxPointwiseInputs] = {};
   void* out = nullptr;
   PointwiseKernelInstr instrs[kMaxPointwiseInstrs] = {};
-  // The vector kernel's: its geometry, and for each register read by an instruction other than
-  // the one right after it, its slot (< kMaxPointwiseKept) in the kernel's array of kept vectors;
-  // -1 for the others (the previous result is always at hand in registers).
+  // The vector kernel's: its geometry, how it reads each input (set by run() from the pointers),
+  // and for each computed register read by an instruction other than the one right after it, its
+  // slot (< kMaxPointwiseKept) in the kernel's array of kept vectors; -1 for the others (the
+  // previous result is always at hand in registers; inputs are loaded where they are read).
+  // `kept`: how many slots are used (0: the kernel has no kept array at all).
   PointwiseVector vector = PointwiseVector::kNone;
+  PointwiseInput in_mode[kMaxPointwiseInputs] = {};
   int8_t kept_slot[kMaxPointwiseRegisters] = {};
+  int kept = 0;
 };
 
 // Launches the kernel args.vector names with `threads` per block (a multiple of 32, at most

@@ -1,5 +1,6 @@
 #include "backends/cuda/kernels/pointwise_launch.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "backends/cuda/cuda_check.h"
@@ -28,43 +29,50 @@ bool fits_fp32(DataType t) {
   }
 }
 
-// The vector kernel's geometry for merged arguments `a` (pointers aside: run() checks those), or
-// kNone where only the interpreter applies.
-PointwiseVector plan_vector(const PointwiseKernelArgs& a) {
-  if (a.fp64 || a.count == 0) return PointwiseVector::kNone;
-  if (a.out_type != DataType::kFloat32 && a.out_type != DataType::kFloat16 && a.out_type != DataType::kBFloat16)
-    return PointwiseVector::kNone;
-  for (int k = 0; k < a.num_inputs; ++k)
-    if (a.in_type[k] != a.out_type) return PointwiseVector::kNone;
-  const int64_t width = 16 / static_cast<int64_t>(data_type_size(a.out_type));
-  if (a.rank == 1) {
-    if (a.out_stride[0] != 1) return PointwiseVector::kNone;
-    for (int k = 0; k < a.num_inputs; ++k)
-      if (a.in_stride[k][0] != 0 && a.in_stride[k][0] != 1) return PointwiseVector::kNone;
-    return PointwiseVector::kFlat;
-  }
-  if (a.rank == 2) {
-    // 32-bit vector indices divide into rows in the kernel.
-    if (a.shape[1] % width != 0 || a.count / width >= (int64_t{1} << 31)) return PointwiseVector::kNone;
-    if (a.out_stride[0] != a.shape[1] || a.out_stride[1] != 1) return PointwiseVector::kNone;
-    for (int k = 0; k < a.num_inputs; ++k) {
-      const int64_t inner = a.in_stride[k][1];
-      if (inner != 0 && (inner != 1 || a.in_stride[k][0] % width != 0)) return PointwiseVector::kNone;
-    }
-    return PointwiseVector::kRows;
-  }
-  return PointwiseVector::kNone;
+bool is_vector_type(DataType t) {
+  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
 
-// Gives each register read by an instruction other than the one right after it a slot of the
-// vector kernel's kept array (every other register: -1); returns how many slots that takes.
+int64_t vector_width(DataType t) { return 16 / static_cast<int64_t>(data_type_size(t)); }
+
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// The vector kernel's geometry for merged arguments `a` (pointers aside: vector_path() checks
+// those), or kNone where only the interpreter applies.
+PointwiseVector plan_vector(const PointwiseKernelArgs& a) {
+  if (a.fp64 || a.count == 0 || !is_vector_type(a.out_type)) return PointwiseVector::kNone;
+  for (int k = 0; k < a.num_inputs; ++k)
+    if (!is_vector_type(a.in_type[k])) return PointwiseVector::kNone;
+  // The output contiguous in the merged order.
+  int64_t dense = 1;
+  for (int d = a.rank - 1; d >= 0; --d) {
+    if (a.out_stride[d] != dense) return PointwiseVector::kNone;
+    dense *= a.shape[d];
+  }
+  if (a.rank <= 1) {
+    bool flat = true;
+    for (int k = 0; k < a.num_inputs; ++k) {
+      const int64_t stride = a.rank ? a.in_stride[k][0] : 0;
+      flat = flat && a.in_type[k] == a.out_type && (stride == 0 || stride == 1);
+    }
+    if (flat) return PointwiseVector::kFlat;
+  }
+  // kStrided: 32-bit coordinates, at least one dim to walk.
+  if (a.rank == 0 || a.count >= (int64_t{1} << 31)) return PointwiseVector::kNone;
+  return PointwiseVector::kStrided;
+}
+
+// Gives each computed register read by an instruction other than the one right after it a slot
+// of the vector kernel's kept array (every other register: -1); returns how many slots that
+// takes. Inputs need none: the kernel loads them where they are read.
 int assign_kept_slots(const PointwiseProgram& program, int8_t (&slot)[kMaxPointwiseRegisters]) {
+  const int inputs = static_cast<int>(program.inputs.size());
   bool kept[kMaxPointwiseRegisters] = {};
   for (size_t n = 0; n < program.instrs.size(); ++n) {
     const PointwiseInstr& in = program.instrs[n];
-    const int previous = static_cast<int>(program.inputs.size() + n) - 1;
+    const int previous = inputs + static_cast<int>(n) - 1;
     for (int r : {in.a, in.b, in.c})
-      if (r >= 0 && r != previous) kept[r] = true;
+      if (r >= inputs && r != previous) kept[r] = true;
   }
   int slots = 0;
   for (int r = 0; r < kMaxPointwiseRegisters; ++r) {
@@ -142,41 +150,66 @@ Result<PointwiseLaunch> PointwiseLaunch::prepare(const PointwiseProgram& program
     if (!g.is_ok()) return invalid_argument("pointwise input {}: {}", k, g.status().message());
     geo[1 + k] = *g;
   }
-  // Merge neighbouring dims wherever every tensor walks them as one (size-1 dims vanish), so
-  // most steps take the kernel's flat path and the rest divide over few dims.
+  // Walk the dims in the output's storage order (its strides descending), so the output is
+  // written contiguously whatever its layout; results are per element, so the order changes no
+  // bits. Then merge neighbouring dims wherever every tensor walks them as one (size-1 dims
+  // vanish), so most steps take the flat path and the rest divide over few dims.
+  std::vector<size_t> order;
+  for (size_t d = 0; d < shape.rank(); ++d)
+    if (shape[d] != 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return geo[0].stride[x] > geo[0].stride[y]; });
   int rank = 0;
-  for (size_t d = 0; d < shape.rank(); ++d) {
-    if (shape[d] == 1) continue;
+  std::vector<TensorGeometry> merged(geo.size());  // apart from geo: `order` revisits its slots
+  for (size_t d : order) {
     bool merge = rank > 0;
     for (size_t t = 0; merge && t < geo.size(); ++t)
-      merge = geo[t].stride[rank - 1] == geo[t].stride[d] * shape[d];
+      merge = merged[t].stride[rank - 1] == geo[t].stride[d] * shape[d];
     if (merge) {
       a.shape[rank - 1] *= shape[d];
-      for (size_t t = 0; t < geo.size(); ++t) geo[t].stride[rank - 1] = geo[t].stride[d];
+      for (size_t t = 0; t < geo.size(); ++t) merged[t].stride[rank - 1] = geo[t].stride[d];
       continue;
     }
     a.shape[rank] = shape[d];
-    for (size_t t = 0; t < geo.size(); ++t) geo[t].stride[rank] = geo[t].stride[d];
+    for (size_t t = 0; t < geo.size(); ++t) merged[t].stride[rank] = geo[t].stride[d];
     ++rank;
   }
   a.rank = rank;
   for (int d = 0; d < rank; ++d) {
-    a.out_stride[d] = geo[0].stride[d];
-    for (int k = 0; k < a.num_inputs; ++k) a.in_stride[k][d] = geo[1 + k].stride[d];
+    a.out_stride[d] = merged[0].stride[d];
+    for (int k = 0; k < a.num_inputs; ++k) a.in_stride[k][d] = merged[1 + k].stride[d];
   }
-  const int kept = assign_kept_slots(program, a.kept_slot);
-  a.vector = kept <= kMaxPointwiseKept ? plan_vector(a) : PointwiseVector::kNone;
+  a.kept = assign_kept_slots(program, a.kept_slot);
+  a.vector = a.kept <= kMaxPointwiseKept ? plan_vector(a) : PointwiseVector::kNone;
   return launch;
+}
+
+PointwiseInput plan_vector_input(const PointwiseKernelArgs& args, PointwiseVector vector, int k, const void* pointer) {
+  const int64_t width = vector_width(args.out_type);
+  if (vector == PointwiseVector::kFlat)
+    return args.rank == 0 || args.in_stride[k][0] == 0 ? PointwiseInput::kBroadcast : PointwiseInput::kVector;
+  const int inner = args.rank - 1;
+  if (args.shape[inner] % width != 0) return PointwiseInput::kGather;  // a vector's lanes span rows
+  const int64_t stride = args.in_stride[k][inner];
+  if (stride == 0) return PointwiseInput::kBroadcast;
+  if (stride != 1 || args.in_type[k] != args.out_type || !aligned(pointer)) return PointwiseInput::kGather;
+  const int64_t bytes = static_cast<int64_t>(data_type_size(args.in_type[k]));
+  for (int d = 0; d < inner; ++d)
+    if (args.in_stride[k][d] * bytes % 16 != 0) return PointwiseInput::kGather;
+  return PointwiseInput::kVector;
 }
 
 PointwiseVector PointwiseLaunch::vector_path(const void* const* inputs, const void* output) const {
   const PointwiseKernelArgs& a = args_;
-  if (a.vector == PointwiseVector::kNone) return a.vector;
-  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  if (!aligned(output)) return PointwiseVector::kNone;
-  const int inner = a.vector == PointwiseVector::kRows ? 1 : 0;
-  for (int k = 0; k < a.num_inputs; ++k)
-    if (a.in_stride[k][inner] != 0 && !aligned(inputs[k])) return PointwiseVector::kNone;
+  if (a.vector == PointwiseVector::kNone || !aligned(output)) return PointwiseVector::kNone;
+  if (a.vector == PointwiseVector::kFlat) {
+    bool aligned_inputs = true;
+    for (int k = 0; k < a.num_inputs; ++k)
+      aligned_inputs = aligned_inputs && (a.rank == 0 || a.in_stride[k][0] == 0 || aligned(inputs[k]));
+    if (aligned_inputs) return PointwiseVector::kFlat;
+    // A misaligned contiguous input is read lane by lane by the strided kernel.
+    return a.count < (int64_t{1} << 31) && a.rank == 1 ? PointwiseVector::kStrided : PointwiseVector::kNone;
+  }
   return a.vector;
 }
 
@@ -186,6 +219,8 @@ Status PointwiseLaunch::run(const void* const* inputs, void* output, cudaStream_
   for (int k = 0; k < args.num_inputs; ++k) args.in[k] = inputs[k];
   args.out = output;
   args.vector = vector_path(inputs, output);
+  if (args.vector != PointwiseVector::kNone)
+    for (int k = 0; k < args.num_inputs; ++k) args.in_mode[k] = plan_vector_input(args, args.vector, k, inputs[k]);
   return cuda_status(launch_pointwise_kernel(args, threads_, stream), "pointwise kernel");
 }
 

@@ -41,17 +41,27 @@ class PointwiseLaunch {
 
   int num_inputs() const { return args_.num_inputs; }
   bool computes_in_fp64() const { return args_.fp64; }
-  // The merged iteration rank (0 or 1: the flat path).
+  // The merged iteration rank (0 or 1: the flat path). Dims are walked in the output's storage
+  // order (a channels-last output iterates N, H, W, C), size-1 dims dropped, neighbours that every
+  // tensor walks as one merged.
   int merged_rank() const { return args_.rank; }
+  // The merged arguments (shape, strides, kept slots), for tests and logs.
+  const PointwiseKernelArgs& args() const { return args_; }
   // The kernel run() launches for these pointers: the vector kernel where the geometry and the
-  // types allow it (kFlat, kRows; see pointwise_kernel.h) and every pointer it reads or writes 16
-  // bytes at a time is 16-byte aligned; else the interpreter (kNone). Both compute the same bits.
+  // types allow it and the output is 16-byte aligned (kFlat when every contiguous input is
+  // aligned too, else kStrided; see pointwise_kernel.h); else the interpreter (kNone). They all
+  // compute the same bits.
   PointwiseVector vector_path(const void* const* inputs, const void* output) const;
 
  private:
   PointwiseKernelArgs args_;
   int threads_ = kDefaultThreads;
 };
+
+// How the vector kernel on `vector` (kFlat or kStrided) reads input k of `args` at `pointer`
+// (PointwiseInput in pointwise_kernel.h): whole 16-byte vectors only where its type, stride,
+// innermost extent, pointer and every outer stride allow.
+PointwiseInput plan_vector_input(const PointwiseKernelArgs& args, PointwiseVector vector, int k, const void* pointer);
 
 // prepare + run in one call, for callers outside the hot path (it does host work each time).
 Status launch_pointwise_program(const PointwiseProgram& program, const std::vector<DeviceTensor>& inputs,
