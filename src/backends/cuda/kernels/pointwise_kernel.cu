@@ -294,10 +294,12 @@ struct Coordinates {
 #pragma unroll
     for (int j = 0; j < kMaxPointwiseRank; ++j) {
       c[j] = 0;
-      if (j < args.rank) {
+      if (j + 1 < args.rank) {
         const uint32_t size = static_cast<uint32_t>(args.shape[args.rank - 1 - j]);
         c[j] = static_cast<int>(index % size);
         index /= size;
+      } else if (j + 1 == args.rank) {
+        c[j] = static_cast<int>(index);  // the outermost coordinate: what is left
       }
     }
   }
