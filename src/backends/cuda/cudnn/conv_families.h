@@ -6,6 +6,9 @@
 //   this family's epilogue kernel. Tactic "cudnn.conv#<i>", choice {"plan": i, "fused": bool,
 //   "engine": "<cuDNN engine tag>"}; replay rebuilds the graph for the step's shapes and takes
 //   the engine with that tag (the heuristics' first when the tag is not offered at these shapes).
+//   For fp16/bf16 2-D convolutions with few input channels (C <= 32, not a multiple of 8) the
+//   list goes on with channel-padded candidates (conv_pad_channels.h), "cudnn.conv#<i>+pad8",
+//   whose choice adds "pad_channels": 8.
 // - "kernel.conv_direct" (both kinds): a direct CUDA kernel (conv_kernels.h) for whatever cuDNN
 //   refuses, last in preference; the same epilogue rules.
 #pragma once

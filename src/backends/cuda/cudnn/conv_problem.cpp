@@ -41,6 +41,27 @@ std::array<int64_t, 5> ConvProblem::x_strides() const { return canonical_strides
 std::array<int64_t, 5> ConvProblem::y_strides() const { return canonical_strides(y_shape, y_layout); }
 std::array<int64_t, 5> ConvProblem::w_strides() const { return canonical_strides(w_shape, w_layout); }
 
+Status pad_channels_applicable(const ConvProblem& p) {
+  if (p.dtype != DataType::kFloat16 && p.dtype != DataType::kBFloat16)
+    return unsupported("channel padding is for fp16/bf16, the data is {}", data_type_name(p.dtype));
+  if (p.transposed) return unsupported("channel padding is for convolutions, not deconvolutions");
+  if (p.spatial_rank != 2) return unsupported("channel padding needs rank-4 tensors, the input is {}", p.x_shape.to_string());
+  if (p.groups != 1) return unsupported("channel padding needs one group, the layer has {}", p.groups);
+  if (p.c % kPadChannelsTo == 0 || p.c > 32)
+    return unsupported("channel padding is for C up to 32 and not a multiple of {}, C is {}", kPadChannelsTo, p.c);
+  return Status::ok();
+}
+
+ConvProblem with_padded_channels(const ConvProblem& p, int64_t multiple) {
+  ConvProblem padded = p;
+  padded.c = (p.c + multiple - 1) / multiple * multiple;
+  padded.x_shape = Dims{p.n, padded.c, p.in[1], p.in[2]};
+  padded.w_shape = Dims{p.k, padded.c, p.kernel[1], p.kernel[2]};
+  padded.x_layout = Layout::kNhwc;
+  padded.w_layout = Layout::kNhwc;
+  return padded;
+}
+
 Result<ConvProblem> conv_problem(const StepInstance& step) {
   const Node& node = step.anchor.node;
   const std::string& name = node.name;

@@ -44,4 +44,17 @@ std::array<int64_t, 5> canonical_strides(const Dims& shape, Layout layout);
 
 ConvElement conv_element(DataType dtype);
 
+// Padded-channel convolutions (conv_pad_channels.h): the input channels are rounded up to a
+// multiple of this (8 fp16/bf16 values = 16 bytes, the vector cuDNN's tensor-core NHWC kernels read).
+inline constexpr int64_t kPadChannelsTo = 8;
+
+// ok when `problem` gets padded-channel candidates: fp16/bf16, a convolution (not transposed) of
+// rank 4, one group, C not a multiple of kPadChannelsTo and at most 32 (beyond that the padding
+// costs more than the engines it unlocks can gain); else kUnsupported with the reason.
+Status pad_channels_applicable(const ConvProblem& problem);
+
+// `problem` as the padded graph sees it: C rounded up to `multiple`, x a packed nhwc
+// [N, Cp, H, W] and the weight a packed KRSC [K, Cp, R, S]; y, bias and epilogue unchanged.
+ConvProblem with_padded_channels(const ConvProblem& problem, int64_t multiple);
+
 }  // namespace tensoracle::backends::cuda

@@ -5,11 +5,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cudnn/conv_families.h"
+#include "backends/cuda/cudnn/conv_pad_channels.h"
 #include "backends/cuda/cudnn/cudnn_conv_graph.h"
 #include "backends/cuda/cudnn_check.h"
 #include "core/errors.h"
@@ -72,36 +75,86 @@ struct StepShapes {
   }
 };
 
+// cuDNN wants aligned pointers: each part of a padded candidate's workspace starts on this.
+constexpr size_t kWorkspaceAlignment = 256;
+
+size_t align_up(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
+
+// A padded candidate's workspace: the padded x, then the padded w, then the engine's workspace.
+struct PaddedWorkspace {
+  size_t x_bytes = 0, w_bytes = 0;  // each rounded up to kWorkspaceAlignment
+
+  static Result<PaddedWorkspace> of(const ConvProblem& padded) {
+    TO_ASSIGN_OR_RETURN(const int64_t x, padded.x_shape.byte_size(padded.dtype));
+    TO_ASSIGN_OR_RETURN(const int64_t w, padded.w_shape.byte_size(padded.dtype));
+    return PaddedWorkspace{align_up(static_cast<size_t>(x)), align_up(static_cast<size_t>(w))};
+  }
+  size_t engine_offset() const { return x_bytes + w_bytes; }
+};
+
 // A graph and engine ready to run one step's shapes.
 struct Prepared {
   StepShapes shapes;
-  ConvProblem problem;
+  ConvProblem problem;        // the step's convolution
+  ConvProblem graph_problem;  // what the graph convolves: `problem`, or its channel-padded form
+  int64_t pad_channels = 0;   // 0: x and w as the step gives them; else C is padded to a multiple of this
+  PaddedWorkspace padded;     // pad_channels != 0: where the padded copies live in the workspace
+  PadChannelsLaunch pad;      // pad_channels != 0: the padding copy, every pointer still null
   ConvEpilogue epilogue;
   cudnnContext* handle = nullptr;
   std::shared_ptr<CudnnConvGraph> graph;  // nullptr: the output is empty, nothing to run
   CudnnConvPlan plan;
   std::unordered_map<int64_t, void*> pack;
+
+  size_t workspace_size() const {
+    if (!graph) return 0;
+    return (pad_channels ? padded.engine_offset() : 0) + static_cast<size_t>(plan.workspace);
+  }
 };
 
-// The step's problem and epilogue, no graph yet.
-Result<Prepared> describe(const StepInstance& step, cudnnContext* handle) {
+// Makes `p` (unpadded so far) a channel-padded one: the graph's problem, the workspace parts and
+// the padding copy's geometry (computed here so that run() only fills in pointers).
+Status make_padded(Prepared& p, int64_t multiple) {
+  TO_RETURN_IF_ERROR(pad_channels_applicable(p.problem));
+  p.pad_channels = multiple;
+  p.graph_problem = with_padded_channels(p.problem, multiple);
+  TO_ASSIGN_OR_RETURN(p.padded, PaddedWorkspace::of(p.graph_problem));
+  const ConvProblem& q = p.problem;
+  const auto geometry = [](PadChannelsTensor& t, const std::array<int64_t, 5>& strides, int64_t a, int64_t c, int64_t b1,
+                           int64_t b2) {
+    t.shape[0] = a, t.shape[1] = c, t.shape[2] = b1, t.shape[3] = b2;
+    t.stride[0] = strides[0], t.stride[1] = strides[1], t.stride[2] = strides[3], t.stride[3] = strides[4];
+  };
+  p.pad.padded_channels = p.graph_problem.c;
+  geometry(p.pad.x, q.x_strides(), q.n, q.c, q.in[1], q.in[2]);  // [N, C, H, W]
+  geometry(p.pad.w, q.w_strides(), q.k, q.c, q.kernel[1], q.kernel[2]);  // [K, C, R, S]
+  return Status::ok();
+}
+
+// The step's problem and epilogue, no graph yet; its channels padded to a multiple of
+// `pad_multiple` when that is not 0.
+Result<Prepared> describe(const StepInstance& step, int64_t pad_multiple, cudnnContext* handle) {
   Prepared p;
   p.shapes = StepShapes::of(step);
   TO_ASSIGN_OR_RETURN(p.problem, conv_problem(step));
   TO_ASSIGN_OR_RETURN(p.epilogue, conv_epilogue(step, p.problem));
+  p.graph_problem = p.problem;
+  if (pad_multiple != 0 && p.problem.output_elements() != 0)
+    TO_RETURN_IF_ERROR(make_padded(p, pad_multiple).with_context(fmt::format("layer '{}'", step.anchor.node.name)));
   p.handle = handle;
   return p;
 }
 
 // Builds the graph for `step` and picks `engine` on it: fused when asked and possible, else the
 // plain graph (the epilogue kernel then does bias and epilogue).
-Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string& engine, cudnnContext* handle) {
-  TO_ASSIGN_OR_RETURN(Prepared p, describe(step, handle));
+Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string& engine, int64_t pad_channels,
+                         cudnnContext* handle) {
+  TO_ASSIGN_OR_RETURN(Prepared p, describe(step, pad_channels, handle));
   if (p.problem.output_elements() == 0) return p;
   fused = fused && needs_epilogue(p.problem, p.epilogue) && cudnn_fuses(p.problem, p.epilogue);
   Status fused_failure = Status::ok();
   if (fused) {
-    auto graph = CudnnConvGraph::build(p.problem, p.epilogue, true, handle);
+    auto graph = CudnnConvGraph::build(p.graph_problem, p.epilogue, true, handle);
     if (graph.is_ok()) {
       auto plan = (*graph)->plan_for(engine);
       if (plan.is_ok()) {
@@ -115,7 +168,7 @@ Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string
     }
   }
   if (!p.graph) {
-    auto graph = CudnnConvGraph::build(p.problem, p.epilogue, false, handle);
+    auto graph = CudnnConvGraph::build(p.graph_problem, p.epilogue, false, handle);
     if (!graph.is_ok())
       return graph.status().with_context(fmt::format("layer '{}'{}", step.anchor.node.name,
                                                      fused_failure.is_ok() ? "" : " (fused: " + fused_failure.message() + ")"));
@@ -128,16 +181,23 @@ Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string
 
 class CudnnConvTactic final : public CudaTactic {
  public:
-  CudnnConvTactic(OpKind kind, int index, bool fused, std::string engine)
-      : kind_(kind), index_(index), fused_(fused), engine_(std::move(engine)) {}
+  CudnnConvTactic(OpKind kind, int index, bool fused, std::string engine, int64_t pad_channels)
+      : kind_(kind), index_(index), fused_(fused), engine_(std::move(engine)), pad_channels_(pad_channels) {}
 
-  std::string name() const override { return fmt::format("{}#{}", family_name(kind_), index_); }
-  nlohmann::json choice() const override { return {{"plan", index_}, {"fused", fused_}, {"engine", engine_}}; }
+  std::string name() const override {
+    return pad_channels_ ? fmt::format("{}#{}+pad{}", family_name(kind_), index_, pad_channels_)
+                         : fmt::format("{}#{}", family_name(kind_), index_);
+  }
+  nlohmann::json choice() const override {
+    nlohmann::json c{{"plan", index_}, {"fused", fused_}, {"engine", engine_}};
+    if (pad_channels_) c["pad_channels"] = pad_channels_;
+    return c;
+  }
 
   void adopt(Prepared prepared) { active_ = std::make_unique<Prepared>(std::move(prepared)); }
 
   size_t workspace_size(const StepInstance& step) const override {
-    if (active_ && active_->shapes.matches(step)) return active_->graph ? static_cast<size_t>(active_->plan.workspace) : 0;
+    if (active_ && active_->shapes.matches(step)) return active_->workspace_size();
     const std::string key = StepShapes::of(step).key();
     if (auto it = workspace_at_.find(key); it != workspace_at_.end()) return it->second;
     // Shapes this tactic was not initialized for (a dynamic shape's maximum): plan them on a
@@ -146,8 +206,8 @@ class CudnnConvTactic final : public CudaTactic {
     cudnnHandle_t handle = nullptr;
     if (cudnnCreate(&handle) == CUDNN_STATUS_SUCCESS) {
       {  // the graph goes before its handle
-        auto p = prepare(step, fused_, engine_, handle);
-        if (p.is_ok()) bytes = p->graph ? static_cast<size_t>(p->plan.workspace) : 0;
+        auto p = prepare(step, fused_, engine_, pad_channels_, handle);
+        if (p.is_ok()) bytes = p->workspace_size();
       }
       cudnnDestroy(handle);
     }
@@ -158,7 +218,7 @@ class CudnnConvTactic final : public CudaTactic {
   Status initialize(const StepInstance& step, const RunContext& ctx) override {
     if (active_ && active_->handle == ctx.cudnn && active_->shapes.matches(step)) return Status::ok();
     active_.reset();
-    TO_ASSIGN_OR_RETURN(Prepared p, prepare(step, fused_, engine_, ctx.cudnn));
+    TO_ASSIGN_OR_RETURN(Prepared p, prepare(step, fused_, engine_, pad_channels_, ctx.cudnn));
     adopt(std::move(p));
     return Status::ok();
   }
@@ -170,7 +230,9 @@ class CudnnConvTactic final : public CudaTactic {
     Prepared& p = *active_;
     if (!p.graph) return Status::ok();
     TO_RETURN_IF_ERROR(check_buffer_layouts(step, p.problem, p.epilogue, buffers));
-    TO_RETURN_IF_ERROR(p.graph->execute(p.plan, buffers, p.pack, ctx.cudnn, ctx.stream));
+    CudnnConvOperands operands = CudnnConvOperands::of(buffers);
+    if (p.pad_channels) TO_RETURN_IF_ERROR(pad_operands(step, p, buffers, ctx.stream, operands));
+    TO_RETURN_IF_ERROR(p.graph->execute(p.plan, operands, buffers, p.pack, ctx.cudnn, ctx.stream));
     if (!p.graph->fused() && needs_epilogue(p.problem, p.epilogue)) {
       const EpilogueLaunch e = epilogue_launch(p.problem, p.epilogue, buffers, true);
       const auto shape = p.problem.y_shape5();
@@ -182,10 +244,35 @@ class CudnnConvTactic final : public CudaTactic {
   }
 
  private:
+  // Writes the padded x and w to the front of the workspace and points `operands` at them and at
+  // the engine's part of the workspace.
+  Status pad_operands(const StepInstance& step, const Prepared& p, const StepBuffers& buffers, cudaStream_t stream,
+                      CudnnConvOperands& operands) const {
+    char* workspace = static_cast<char*>(buffers.workspace);
+    if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0 ||
+        buffers.workspace_bytes < p.workspace_size())
+      return make_error(StatusCode::kFailedPrecondition,
+                        "layer '{}': {} needs {} bytes of workspace aligned to {} bytes, {} given at {}",
+                        step.anchor.node.name, name(), p.workspace_size(), kWorkspaceAlignment, buffers.workspace_bytes,
+                        static_cast<const void*>(workspace));
+    PadChannelsLaunch launch = p.pad;
+    launch.x.data = buffers.inputs.at(0).data;
+    launch.x.padded = workspace;
+    launch.w.data = buffers.inputs.at(1).data;
+    launch.w.padded = workspace + p.padded.x_bytes;
+    TO_CUDA_RETURN_IF_ERROR(launch_pad_channels(launch, stream));
+    operands.x = launch.x.padded;
+    operands.w = launch.w.padded;
+    operands.workspace = workspace + p.padded.engine_offset();
+    operands.workspace_bytes = buffers.workspace_bytes - p.padded.engine_offset();
+    return Status::ok();
+  }
+
   OpKind kind_;
   int index_;
   bool fused_;
   std::string engine_;
+  int64_t pad_channels_;  // 0: unpadded
   std::unique_ptr<Prepared> active_;
   mutable std::map<std::string, size_t> workspace_at_;
 };
@@ -209,42 +296,28 @@ class CudnnConvFamily final : public TacticFamily {
     return Status::ok();
   }
 
+  // The unpadded candidates, then, for few input channels (pad_channels_applicable), padded
+  // ones: these get at least half of `limit` (none at limit 1, which keeps the unpadded best guess).
   Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
                                                               int limit) const override {
     limit = std::max(limit, 1);
     std::vector<std::unique_ptr<CudaTactic>> out;
-    TO_ASSIGN_OR_RETURN(Prepared base, describe(step, ctx.cudnn));
+    TO_ASSIGN_OR_RETURN(Prepared base, describe(step, 0, ctx.cudnn));
     if (base.problem.output_elements() == 0) {
-      auto tactic = std::make_unique<CudnnConvTactic>(kind_, 0, false, "");
+      auto tactic = std::make_unique<CudnnConvTactic>(kind_, 0, false, "", 0);
       tactic->adopt(std::move(base));
       out.push_back(std::move(tactic));
       return out;
     }
     std::vector<std::string> failures;
-    for (const bool fused : {true, false}) {
-      if (fused && (!needs_epilogue(base.problem, base.epilogue) || !cudnn_fuses(base.problem, base.epilogue))) continue;
-      const int room = limit - static_cast<int>(out.size());
-      if (room <= 0) break;
-      auto graph = CudnnConvGraph::build(base.problem, base.epilogue, fused, ctx.cudnn);
-      auto plans = graph.is_ok() ? (*graph)->plans(room) : Result<std::vector<CudnnConvPlan>>(graph.status());
-      if (!plans.is_ok()) {
-        failures.push_back(fmt::format("{}: {}", fused ? "fused" : "plain", plans.status().message()));
-        continue;
-      }
-      for (CudnnConvPlan& plan : *plans) {
-        const int index = static_cast<int>(out.size());
-        auto tactic = std::make_unique<CudnnConvTactic>(kind_, index, fused, plan.engine);
-        Prepared p;
-        p.shapes = base.shapes;
-        p.problem = base.problem;
-        p.epilogue = base.epilogue;
-        p.handle = ctx.cudnn;
-        p.graph = *graph;
-        p.plan = std::move(plan);
-        p.pack = p.graph->variant_pack();
-        tactic->adopt(std::move(p));
-        out.push_back(std::move(tactic));
-      }
+    const bool pad = pad_channels_applicable(base.problem).is_ok();
+    offer(base, pad ? limit - limit / 2 : limit, ctx, out, failures);
+    if (pad && static_cast<int>(out.size()) < limit) {
+      Prepared padded = base;
+      if (Status s = make_padded(padded, kPadChannelsTo); s.is_ok())
+        offer(padded, limit - static_cast<int>(out.size()), ctx, out, failures);
+      else
+        failures.push_back(fmt::format("padded: {}", s.message()));
     }
     if (out.empty())
       return unsupported("layer '{}': no cuDNN engine implements it: {}", step.anchor.node.name, fmt::join(failures, "; "));
@@ -258,11 +331,47 @@ class CudnnConvFamily final : public TacticFamily {
       return invalid_argument("layer '{}': {} choice {} needs \"plan\" (an index >= 0), \"fused\" (a boolean) and "
                               "\"engine\" (a string)",
                               step.anchor.node.name, name(), choice.dump());
+    int64_t pad_channels = 0;  // absent in choices recorded before padded candidates existed
+    if (const auto pad = choice.find("pad_channels"); pad != choice.end()) {
+      if (!pad->is_number_integer() || pad->get<int64_t>() != kPadChannelsTo)
+        return invalid_argument("layer '{}': {} choice {}: \"pad_channels\" must be {}", step.anchor.node.name, name(),
+                                choice.dump(), kPadChannelsTo);
+      pad_channels = kPadChannelsTo;
+    }
     return std::unique_ptr<CudaTactic>(std::make_unique<CudnnConvTactic>(kind_, plan->get<int>(), fused->get<bool>(),
-                                                                        engine->get<std::string>()));
+                                                                        engine->get<std::string>(), pad_channels));
   }
 
  private:
+  // Appends candidates for `base`'s graph problem (its pad_channels recorded in each), fused
+  // graphs first, at most `room`; the reason into `failures` where a graph offers none.
+  void offer(const Prepared& base, int room, const RunContext& ctx, std::vector<std::unique_ptr<CudaTactic>>& out,
+             std::vector<std::string>& failures) const {
+    const std::string what = base.pad_channels ? fmt::format(" (channels padded to {})", base.graph_problem.c) : "";
+    const size_t end = out.size() + static_cast<size_t>(std::max(room, 0));
+    for (const bool fused : {true, false}) {
+      if (fused && (!needs_epilogue(base.problem, base.epilogue) || !cudnn_fuses(base.problem, base.epilogue))) continue;
+      if (out.size() >= end) break;
+      auto graph = CudnnConvGraph::build(base.graph_problem, base.epilogue, fused, ctx.cudnn);
+      auto plans = graph.is_ok() ? (*graph)->plans(static_cast<int>(end - out.size()))
+                                 : Result<std::vector<CudnnConvPlan>>(graph.status());
+      if (!plans.is_ok()) {
+        failures.push_back(fmt::format("{}{}: {}", fused ? "fused" : "plain", what, plans.status().message()));
+        continue;
+      }
+      for (CudnnConvPlan& plan : *plans) {
+        auto tactic = std::make_unique<CudnnConvTactic>(kind_, static_cast<int>(out.size()), fused, plan.engine,
+                                                        base.pad_channels);
+        Prepared p = base;
+        p.graph = *graph;
+        p.plan = std::move(plan);
+        p.pack = p.graph->variant_pack();
+        tactic->adopt(std::move(p));
+        out.push_back(std::move(tactic));
+      }
+    }
+  }
+
   OpKind kind_;
 };
 

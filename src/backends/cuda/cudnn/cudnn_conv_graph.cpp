@@ -254,20 +254,21 @@ std::unordered_map<int64_t, void*> CudnnConvGraph::variant_pack() const {
   return pack;
 }
 
-Status CudnnConvGraph::execute(const CudnnConvPlan& plan, const StepBuffers& buffers, std::unordered_map<int64_t, void*>& pack,
-                               cudnnContext* handle, cudaStream_t stream) const {
-  if (plan.workspace > 0 && (buffers.workspace == nullptr || buffers.workspace_bytes < static_cast<size_t>(plan.workspace)))
+Status CudnnConvGraph::execute(const CudnnConvPlan& plan, const CudnnConvOperands& operands, const StepBuffers& buffers,
+                               std::unordered_map<int64_t, void*>& pack, cudnnContext* handle, cudaStream_t stream) const {
+  if (plan.workspace > 0 && (operands.workspace == nullptr || operands.workspace_bytes < static_cast<size_t>(plan.workspace)))
     return make_error(StatusCode::kFailedPrecondition, "cuDNN engine {} needs {} bytes of workspace, {} given", plan.engine,
-                      plan.workspace, buffers.workspace_bytes);
-  pack[kXUid] = buffers.inputs.at(0).data;
-  pack[kWUid] = buffers.inputs.at(1).data;
+                      plan.workspace, operands.workspace_bytes);
+  // cuDNN's variant pack takes non-const pointers; the graph only reads x and w.
+  pack[kXUid] = const_cast<void*>(operands.x);
+  pack[kWUid] = const_cast<void*>(operands.w);
   pack[kYUid] = buffers.outputs.at(0).data;
   if (impl_->bias) pack[kBiasUid] = buffers.inputs.at(2).data;
   for (size_t i = 0; i < impl_->operand_extra.size(); ++i)
     pack[kOperandUid + static_cast<int64_t>(i)] = buffers.extra_inputs.at(static_cast<size_t>(impl_->operand_extra[i])).data;
   TO_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle, stream));
   try {
-    return fe_status(impl_->graph->execute_plan_at_index(handle, pack, buffers.workspace, plan.index), "execute");
+    return fe_status(impl_->graph->execute_plan_at_index(handle, pack, operands.workspace, plan.index), "execute");
   } catch (const std::exception& e) {
     return make_error(StatusCode::kCudaError, "cuDNN execute threw: {}", e.what());
   }

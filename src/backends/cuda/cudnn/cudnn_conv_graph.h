@@ -5,7 +5,7 @@
 // cuDNN pointwise operations on fp32 virtual tensors; unfused graphs are the convolution alone
 // (the caller applies bias and epilogue with its own kernel). 1-D convolutions are 2-D ones with
 // a size-1 height. Tensors are described with their real strides (linear or nhwc; the weight is
-// always KCRS), so cuDNN picks engines that take them as they are.
+// KCRS or KRSC), so cuDNN picks engines that take them as they are.
 //
 // Engine filters: configurations needing more than kMaxConvWorkspace bytes are dropped; so are
 // those with reduced-precision reductions, and for fp32 every configuration whose numerical
@@ -36,6 +36,19 @@ struct CudnnConvPlan {
   int64_t workspace = 0;
 };
 
+// What a graph reads besides the step's buffers: x and the weight (the step's own, or the
+// padded copies of conv_pad_channels.h) and the engine's workspace.
+struct CudnnConvOperands {
+  const void* x = nullptr;
+  const void* w = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+
+  static CudnnConvOperands of(const StepBuffers& buffers) {
+    return {buffers.inputs.at(0).data, buffers.inputs.at(1).data, buffers.workspace, buffers.workspace_bytes};
+  }
+};
+
 // Why cuDNN's graph cannot express `problem` at all (checked before building anything): a
 // deconvolution whose output padding exceeds what dgrad's padding can absorb, zero channels.
 Status cudnn_conv_expressible(const ConvProblem& problem);
@@ -60,9 +73,10 @@ class CudnnConvGraph {
 
   // A variant pack with a slot for every tensor the graph reads or writes (filled by execute).
   std::unordered_map<int64_t, void*> variant_pack() const;
-  // Runs `plan` on ctx's stream. `pack` comes from variant_pack() (no allocation here).
-  Status execute(const CudnnConvPlan& plan, const StepBuffers& buffers, std::unordered_map<int64_t, void*>& pack,
-                 cudnnContext* handle, cudaStream_t stream) const;
+  // Runs `plan` on `stream`: x, w and the workspace from `operands`, bias, epilogue operands and
+  // y from `buffers`. `pack` comes from variant_pack() (no allocation here).
+  Status execute(const CudnnConvPlan& plan, const CudnnConvOperands& operands, const StepBuffers& buffers,
+                 std::unordered_map<int64_t, void*>& pack, cudnnContext* handle, cudaStream_t stream) const;
 
  private:
   struct Impl;
