@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -150,11 +151,15 @@ struct Stream {
 
 struct BuiltEngine {
   Engine engine;
+  std::string bytes;  // the engine file
   double build_s = 0;
   double load_s = 0;
 };
 
-Result<BuiltEngine> build_engine(const ModelSpec& spec, const Weights& weights, int64_t batch, DataType precision) {
+// `auxiliary_streams` as BuilderSettings has it; `tactic_record` (an engine file) replays its
+// tactic choices instead of timing.
+Result<BuiltEngine> build_engine(const ModelSpec& spec, const Weights& weights, int64_t batch, DataType precision,
+                                 int auxiliary_streams = 1, const std::string& tactic_record = "") {
   EngineBuild build;
   build.name = spec.name + "_" + std::string(data_type_name(precision)) + "_b" + std::to_string(batch);
   build.graph_version = "1";
@@ -164,12 +169,18 @@ Result<BuiltEngine> build_engine(const ModelSpec& spec, const Weights& weights, 
   build.weights = weights;
   build.backend = "cuda";
   build.quiet = true;
+  build.settings.auxiliary_streams = auxiliary_streams;
+  if (!tactic_record.empty()) {
+    build.settings.deterministic_replay = true;
+    build.settings.tactic_record = tactic_record;
+  }
   const auto start = std::chrono::steady_clock::now();
   TO_ASSIGN_OR_RETURN(std::string bytes, build_serialized_engine(build));
   const double build_s = seconds_since(start);
   const auto load_start = std::chrono::steady_clock::now();
   TO_ASSIGN_OR_RETURN(Engine engine, Engine::deserialize(bytes.data(), bytes.size(), build.name));
-  return BuiltEngine{std::move(engine), build_s, seconds_since(load_start)};
+  const double load_s = seconds_since(load_start);
+  return BuiltEngine{std::move(engine), std::move(bytes), build_s, load_s};
 }
 
 // An execution with every tensor bound to device memory: inputs hold `inputs`.
@@ -414,6 +425,22 @@ bool bench_model(const ModelSpec& spec, const Options& options, json& out) {
                   {"warmup", options.warmup},
                   {"build_s", built->build_s}};
     if (options.profile) entry["profile"] = profile_json(latency->profile, 10);
+    // The same tactics on one stream, timed in the same run: what the auxiliary stream gains.
+    const std::string tactic_record =
+        (std::filesystem::temp_directory_path() / ("model_bench_" + spec.name + "_b" + std::to_string(batch) + ".engine")).string();
+    std::ofstream(tactic_record, std::ios::binary) << built->bytes;
+    auto serial = build_engine(spec, *weights, batch, DataType::kFloat16, 0, tactic_record);
+    auto serial_latency = serial.is_ok() ? time_enqueues(serial->engine, spec.latency_inputs(batch), options.warmup,
+                                                         options.iterations, false)
+                                         : Result<Latency>(serial.status());
+    if (serial_latency.is_ok()) {
+      std::printf("  fp16 b%-3lld one stream, same tactics: median %8.3f ms (two streams / one: %.3f)\n",
+                  static_cast<long long>(batch), serial_latency->median_ms, latency->median_ms / serial_latency->median_ms);
+      entry["one_stream_median_ms"] = serial_latency->median_ms;
+    } else {
+      fail("one-stream fp16 b" + std::to_string(batch), serial_latency.status());
+    }
+    std::remove(tactic_record.c_str());
     out["latency"].push_back(entry);
   }
   return passed;

@@ -48,6 +48,9 @@ struct BuilderSettings {
   uint64_t workspace_limit_bytes = uint64_t{1} << 30;
   int optimization_level = 3;     // 0..5: how hard to search tactics
   int timing_iterations = 10;     // per tactic candidate when tactics are timed
+  // cuda: 1 lets independent branches (a downsample convolution, sibling projections) run on an
+  // auxiliary stream beside the main one; 0 runs every layer on the caller's stream.
+  int auxiliary_streams = 1;
   // Replay the tactic choices recorded in `tactic_record` (an engine file of the same network and
   // backend) instead of timing: a rebuild that makes the same engine. The record's SHA-256
   // enters the key manifest; layers the record lacks are timed (the build log names them).

@@ -96,6 +96,7 @@ std::map<std::string, std::string> BuilderSettings::to_manifest() const {
   return {{"workspace_limit_bytes", std::to_string(workspace_limit_bytes)},
           {"optimization_level", std::to_string(optimization_level)},
           {"timing_iterations", std::to_string(timing_iterations)},
+          {"auxiliary_streams", std::to_string(auxiliary_streams)},
           {"deterministic_replay", deterministic_replay ? "on" : "off"},
           {"tf32", "off"}};
 }
@@ -111,6 +112,8 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   if (!build.graph) return invalid_argument("{}: no graph function", what);
   if (build.settings.optimization_level < 0 || build.settings.optimization_level > 5)
     return invalid_argument("{}: optimization level {} is outside 0..5", what, build.settings.optimization_level);
+  if (build.settings.auxiliary_streams < 0 || build.settings.auxiliary_streams > 1)
+    return invalid_argument("{}: auxiliary streams must be 0 or 1, got {}", what, build.settings.auxiliary_streams);
   if (build.settings.timing_iterations < 1)
     return invalid_argument("{}: timing iterations must be at least 1, got {}", what, build.settings.timing_iterations);
   std::optional<Weights> weights = build.weights;
@@ -252,6 +255,7 @@ Result<EngineWriter> plan_cuda_engine(const EngineBuild& build, const PreparedBu
   options.optimization_level = build.settings.optimization_level;
   options.timing_iterations = build.settings.timing_iterations;
   options.workspace_limit_bytes = build.settings.workspace_limit_bytes;
+  options.auxiliary_streams = build.settings.auxiliary_streams;
   if (build.settings.deterministic_replay) {
     TO_ASSIGN_OR_RETURN(options.replay, recorded_tactics(build.settings.tactic_record));
   }

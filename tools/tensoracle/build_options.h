@@ -22,6 +22,7 @@ struct BuildOptions {
   bool quiet = false;
   std::string replay_tactics;
   int optimization_level = -1;
+  int auxiliary_streams = -1;
 
   void add_to(CLI::App* cmd, bool required) {
     auto* package_opt = cmd->add_option("--package", package, "Model package (shared library; docs/model-packages.md)");
@@ -37,6 +38,9 @@ struct BuildOptions {
     cmd->add_option("--optimization-level", optimization_level,
                     "How hard to search tactics, 0..5 (0: first candidate, untimed; n: time up to 2^n per layer)")
         ->check(CLI::Range(0, 5));
+    cmd->add_option("--aux-streams", auxiliary_streams,
+                    "cuda: 1 (default) lets independent branches run on a second stream beside the main one; 0: one stream")
+        ->check(CLI::Range(0, 1));
     cmd->add_option("--replay-tactics", replay_tactics,
                     "Engine file whose recorded tactic choices this build replays instead of timing (a deterministic rebuild)")
         ->check(CLI::ExistingFile);
@@ -65,6 +69,7 @@ struct BuildOptions {
     build->backend = backend;
     build->quiet = quiet;
     if (optimization_level >= 0) build->settings.optimization_level = optimization_level;
+    if (auxiliary_streams >= 0) build->settings.auxiliary_streams = auxiliary_streams;
     if (!replay_tactics.empty()) {
       build->settings.deterministic_replay = true;
       build->settings.tactic_record = replay_tactics;

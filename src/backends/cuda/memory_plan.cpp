@@ -16,7 +16,8 @@ struct Interval {
 }  // namespace
 
 MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
-                       uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views) {
+                       uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views,
+                       const std::vector<StepSpan>& spans, uint64_t aux_workspace_bytes) {
   MemoryPlan plan;
   plan.offsets.assign(network.num_tensors(), -1);
   plan.bytes.assign(network.num_tensors(), 0);
@@ -30,13 +31,18 @@ MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& s
   };
   std::vector<Interval> life(network.num_tensors());
   for (size_t s = 0; s < steps.size(); ++s) {
+    const StepSpan span = s < spans.size() ? spans[s] : StepSpan{s, s};
     for (Tensor t : steps[s].outputs)
-      if (!is_output[t.id]) life[t.id].first = std::min(life[t.id].first, s), life[t.id].last = std::max(life[t.id].last, s);
+      if (!is_output[t.id])
+        life[t.id].first = std::min(life[t.id].first, span.first), life[t.id].last = std::max(life[t.id].last, span.last);
+  }
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const StepSpan span = s < spans.size() ? spans[s] : StepSpan{s, s};
     for (const auto* list : {&steps[s].inputs, &steps[s].extra_inputs})
       for (Tensor read : *list) {
         if (!read.valid()) continue;
         const uint32_t t = storage(read.id);
-        if (life[t].first != SIZE_MAX) life[t].last = std::max(life[t].last, s);
+        if (life[t].first != SIZE_MAX) life[t].last = std::max(life[t].last, span.last);
       }
   }
   std::vector<uint32_t> order;
@@ -71,6 +77,7 @@ MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& s
     plan.bytes[view] = max_bytes[view];
   }
   plan.workspace_bytes = align_up(workspace_bytes);
+  plan.aux_workspace_bytes = align_up(aux_workspace_bytes);
   return plan;
 }
 

@@ -84,7 +84,8 @@ SerializedPlan serialize_plan(const CudaPlan& plan) {
                           {"input_layouts", layout_names(step.input_layouts)},
                           {"extra_input_layouts", layout_names(step.extra_input_layouts)},
                           {"output_layouts", layout_names(step.output_layouts)},
-                          {"build_median_ms", step.time_ms}});
+                          {"build_median_ms", step.time_ms},
+                          {"stream", step.stream}});
   }
   json tensors = json::object();
   for (size_t t = 0; t < plan.memory.offsets.size(); ++t)
@@ -98,6 +99,7 @@ SerializedPlan serialize_plan(const CudaPlan& plan) {
            {"memory", {{"weights_bytes", net_plan.weight_bytes},
                        {"activation_arena_bytes", plan.memory.activation_bytes},
                        {"workspace_bytes", plan.memory.workspace_bytes},
+                       {"aux_workspace_bytes", plan.memory.aux_workspace_bytes},
                        {"tensors", std::move(tensors)}}},
            {"build_log", plan.log}};
   return SerializedPlan{doc.dump(1), std::move(net_plan.blobs)};
@@ -132,11 +134,13 @@ Result<CudaPlan> deserialize_plan(std::string_view plan_json, const BlobLookup& 
       step.tactic = layer.at("tactic").get<std::string>();
       step.choice = layer.at("choice");
       step.time_ms = layer.value("build_median_ms", -1.0);
+      step.stream = layer.at("stream").get<int>();
       plan.steps.push_back(std::move(step));
     }
     const json& memory = doc.at("memory");
     plan.memory.activation_bytes = memory.at("activation_arena_bytes").get<uint64_t>();
     plan.memory.workspace_bytes = memory.at("workspace_bytes").get<uint64_t>();
+    plan.memory.aux_workspace_bytes = memory.at("aux_workspace_bytes").get<uint64_t>();
     plan.memory.offsets.assign(net.num_tensors(), -1);
     plan.memory.bytes.assign(net.num_tensors(), 0);
     for (const auto& [name, slot] : memory.at("tensors").items()) {

@@ -14,7 +14,7 @@
 
 namespace tensoracle::backends::cuda {
 
-inline constexpr int kCudaPlanVersion = 1;
+inline constexpr int kCudaPlanVersion = 2;  // 2: steps on two streams
 
 struct SerializedPlan {
   std::string json;

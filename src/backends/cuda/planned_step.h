@@ -25,6 +25,7 @@ struct PlannedStep {
   std::string tactic;  // CudaTactic::name
   nlohmann::json choice = nlohmann::json::object();
   double time_ms = -1;  // the chosen candidate's median at build time (-1: not timed)
+  int stream = 0;       // 0: the caller's stream; 1: the execution's auxiliary stream (step_schedule.h)
 
   bool is_pointwise_chain(const Network& network) const { return is_pointwise(network.node(anchor).kind); }
   // Every graph node the step computes (anchor first).

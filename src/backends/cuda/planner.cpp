@@ -6,6 +6,7 @@
 #include <set>
 
 #include "backends/cuda/device.h"
+#include "backends/cuda/step_schedule.h"
 #include "backends/cuda/tactic_timer.h"
 #include "backends/plan_network.h"
 #include "core/errors.h"
@@ -376,7 +377,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::m
   TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> largest, infer_tensor_descs(net, shapes_at(profiles.front(), &ShapeRange::max)));
   TacticTimer timer(options.timing_iterations, options.workspace_limit_bytes);
   TO_RETURN_IF_ERROR(timer.start(device));
-  uint64_t workspace = 0;
+  std::vector<uint64_t> step_workspace(plan.steps.size(), 0);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     PlannedStep& step = plan.steps[s];
     TO_ASSIGN_OR_RETURN(StepInstance inst, instantiate(net, step, opt));
@@ -395,17 +396,25 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::m
     step.choice = chosen.tactic->choice();
     step.time_ms = chosen.median_ms;
     TO_ASSIGN_OR_RETURN(StepInstance at_max, instantiate(net, step, largest));
-    workspace = std::max<uint64_t>(workspace, chosen.tactic->workspace_size(at_max));
+    step_workspace[s] = chosen.tactic->workspace_size(at_max);
     if (progress)
       progress(s, plan.steps.size(),
                fmt::format("step {}/{} {} ({}): {}{}", s + 1, plan.steps.size(), label, op_kind_name(inst.anchor.node.kind),
                            step.tactic, step.time_ms >= 0 ? fmt::format(" {:.4f} ms", step.time_ms) : std::string()));
   }
-  if (workspace > options.workspace_limit_bytes)
-    return invalid_argument("cuda plan: the chosen tactics need {} bytes of workspace, over the limit of {}", workspace,
-                            options.workspace_limit_bytes);
+  choose_streams(net, plan.steps, options.auxiliary_streams);
+  TO_ASSIGN_OR_RETURN(const StepSchedule schedule, schedule_steps(net, plan.steps));
+  uint64_t workspace[2] = {0, 0};  // per stream
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    workspace[plan.steps[s].stream] = std::max(workspace[plan.steps[s].stream], step_workspace[s]);
+  if (workspace[0] + workspace[1] > options.workspace_limit_bytes)
+    return invalid_argument("cuda plan: the chosen tactics need {} bytes of workspace, over the limit of {}",
+                            workspace[0] + workspace[1], options.workspace_limit_bytes);
+  size_t auxiliary = 0;
+  for (const PlannedStep& step : plan.steps) auxiliary += step.stream == kAuxiliaryStream;
+  if (auxiliary) plan.log.push_back(fmt::format("streams: {} of {} steps run on the auxiliary stream", auxiliary, plan.steps.size()));
   TO_ASSIGN_OR_RETURN(std::vector<uint64_t> bytes, max_tensor_bytes(net, profiles));
-  plan.memory = plan_memory(net, plan.steps, bytes, workspace, views);
+  plan.memory = plan_memory(net, plan.steps, bytes, workspace[0], views, schedule.spans, workspace[1]);
   return plan;
 }
 

@@ -29,6 +29,9 @@ struct PlanOptions {
   int optimization_level = 3;
   int timing_iterations = 10;
   uint64_t workspace_limit_bytes = uint64_t{1} << 30;
+  // 1: branches of the network may run on an auxiliary stream beside the main one
+  // (step_schedule.h); 0: every step on the caller's stream.
+  int auxiliary_streams = 1;
   // Recorded choices to replay instead of timing, by step anchor name: {"family", "choice"}.
   std::map<std::string, std::pair<std::string, nlohmann::json>> replay;
 };

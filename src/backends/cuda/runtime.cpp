@@ -124,12 +124,39 @@ Result<std::unique_ptr<Runtime>> Runtime::create(std::shared_ptr<const LoadedPla
   std::unique_ptr<Runtime> runtime(new Runtime(std::move(plan)));
   TO_ASSIGN_OR_RETURN(runtime->handles_, LibraryHandles::create());
   TO_ASSIGN_OR_RETURN(runtime->arena_, DeviceBuffer::allocate(runtime->loaded_->plan().memory.arena_bytes(), "activations"));
-  runtime->tactics_.resize(runtime->loaded_->plan().steps.size());
+  const CudaPlan& loaded = runtime->loaded_->plan();
+  runtime->tactics_.resize(loaded.steps.size());
   runtime->graph_failed_ = graphs_disabled_by_environment();
+  TO_ASSIGN_OR_RETURN(runtime->schedule_, schedule_steps(loaded.network, loaded.steps));
+  if (runtime->schedule_.uses_auxiliary) {
+    TO_ASSIGN_OR_RETURN(runtime->aux_handles_, LibraryHandles::create());
+    TO_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&runtime->aux_stream_, cudaStreamNonBlocking));
+    const auto event = [](cudaEvent_t* e) { return cudaEventCreateWithFlags(e, cudaEventDisableTiming); };
+    TO_CUDA_RETURN_IF_ERROR(event(&runtime->start_event_));
+    TO_CUDA_RETURN_IF_ERROR(event(&runtime->aux_end_event_));
+    runtime->fork_events_.assign(loaded.steps.size(), nullptr);
+    runtime->done_events_.assign(loaded.steps.size(), nullptr);
+    for (size_t s = 0; s < loaded.steps.size(); ++s) {
+      if (runtime->schedule_.forks[s]) TO_CUDA_RETURN_IF_ERROR(event(&runtime->fork_events_[s]));
+      if (loaded.steps[s].stream == kAuxiliaryStream) TO_CUDA_RETURN_IF_ERROR(event(&runtime->done_events_[s]));
+    }
+  }
   return runtime;
 }
 
-Runtime::~Runtime() { drop_graph(); }
+Runtime::~Runtime() {
+  drop_graph();
+  for (const auto* list : {&fork_events_, &done_events_})
+    for (cudaEvent_t e : *list)
+      if (e) cudaEventDestroy(e);
+  if (start_event_) cudaEventDestroy(start_event_);
+  if (aux_end_event_) cudaEventDestroy(aux_end_event_);
+  if (aux_stream_) cudaStreamDestroy(aux_stream_);
+}
+
+const LibraryHandles& Runtime::handles_of(size_t step) const {
+  return loaded_->plan().steps[step].stream == kAuxiliaryStream ? *aux_handles_ : *handles_;
+}
 
 void Runtime::drop_graph() {
   if (graph_) cudaGraphExecDestroy(graph_);
@@ -163,7 +190,6 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
   for (Tensor t : net.inputs()) io_names[t.id] = net.tensor(t).name;
   for (Tensor t : net.outputs()) io_names[t.id] = net.tensor(t).name;
 
-  const RunContext ctx = handles_->context(nullptr, &loaded_->device());
   char* arena = arena_.as<char>();
   instances_.reserve(plan.steps.size());  // tactics may keep references to their instance
   for (size_t s = 0; s < plan.steps.size(); ++s) {
@@ -181,16 +207,20 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
       if (!tactic.is_ok()) return tactic.status().with_context(fmt::format("layer '{}'", net.node(step.anchor).name));
       tactics_[s] = std::move(tactic).value();
     }
-    Status init = tactics_[s]->initialize(instance, ctx);
+    Status init = tactics_[s]->initialize(instance, handles_of(s).context(nullptr, &loaded_->device()));
     if (!init.is_ok()) return init.with_context(fmt::format("layer '{}' ({})", net.node(step.anchor).name, step.tactic));
+    // Each stream's steps share a workspace of their own.
+    const bool auxiliary = step.stream == kAuxiliaryStream;
+    const uint64_t planned = auxiliary ? plan.memory.aux_workspace_bytes : plan.memory.workspace_bytes;
     const size_t workspace = tactics_[s]->workspace_size(instance);
-    if (workspace > plan.memory.workspace_bytes)
+    if (workspace > planned)
       return invalid_argument("layer '{}': tactic {} needs {} bytes of workspace at these shapes, {} were planned",
-                              net.node(step.anchor).name, step.tactic, workspace, plan.memory.workspace_bytes);
+                              net.node(step.anchor).name, step.tactic, workspace, planned);
 
     StepBuffers buffers;
-    buffers.workspace = plan.memory.workspace_bytes ? arena + plan.memory.activation_bytes : nullptr;
-    buffers.workspace_bytes = plan.memory.workspace_bytes;
+    const uint64_t workspace_offset = plan.memory.activation_bytes + (auxiliary ? plan.memory.workspace_bytes : 0);
+    buffers.workspace = planned ? arena + workspace_offset : nullptr;
+    buffers.workspace_bytes = planned;
     auto fill = [&](const std::vector<Tensor>& tensors, const std::vector<Layout>* layouts, int list,
                     std::vector<DeviceTensor>& out) {
       for (size_t i = 0; i < tensors.size(); ++i) {
@@ -252,12 +282,27 @@ Status Runtime::bind(const std::map<std::string, void*>& bindings) {
 }
 
 Status Runtime::run_steps(cudaStream_t stream) {
-  const RunContext ctx = handles_->context(stream, &loaded_->device());
+  const CudaPlan& plan = loaded_->plan();
+  const RunContext main = handles_->context(stream, &loaded_->device());
+  const bool two_streams = schedule_.uses_auxiliary;
+  const RunContext aux = two_streams ? aux_handles_->context(aux_stream_, &loaded_->device()) : main;
+  if (two_streams) TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(start_event_, stream));
   for (size_t s = 0; s < tactics_.size(); ++s) {
-    Status status = tactics_[s]->run(instances_[s], buffers_[s], ctx);
+    const bool auxiliary = plan.steps[s].stream == kAuxiliaryStream;
+    if (auxiliary) {
+      const int64_t fork = schedule_.fork_after[s];
+      TO_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(aux_stream_, fork < 0 ? start_event_ : fork_events_[static_cast<size_t>(fork)], 0));
+    }
+    for (size_t j : schedule_.joins[s]) TO_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, done_events_[j], 0));
+    Status status = tactics_[s]->run(instances_[s], buffers_[s], auxiliary ? aux : main);
     if (!status.is_ok())
-      return status.with_context(fmt::format("layer '{}' ({})", loaded_->plan().network.node(loaded_->plan().steps[s].anchor).name,
-                                             loaded_->plan().steps[s].tactic));
+      return status.with_context(fmt::format("layer '{}' ({})", plan.network.node(plan.steps[s].anchor).name, plan.steps[s].tactic));
+    if (auxiliary) TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(done_events_[s], aux_stream_));
+    else if (two_streams && schedule_.forks[s]) TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(fork_events_[s], stream));
+  }
+  if (two_streams) {  // the caller's stream (and a capture) ends only when the auxiliary work has
+    TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(aux_end_event_, aux_stream_));
+    TO_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, aux_end_event_, 0));
   }
   return Status::ok();
 }
@@ -304,7 +349,6 @@ Result<std::vector<StepTiming>> Runtime::profile_steps(const std::map<std::strin
                                                        int iterations) {
   TO_RETURN_IF_ERROR(bind(bindings));
   const CudaPlan& plan = loaded_->plan();
-  const RunContext ctx = handles_->context(stream, &loaded_->device());
   cudaEvent_t begin = nullptr, end = nullptr;
   TO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&begin));
   TO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&end));
@@ -314,7 +358,7 @@ Result<std::vector<StepTiming>> Runtime::profile_steps(const std::map<std::strin
     std::vector<double> times;
     for (int i = 0; i < iterations + 1 && status.is_ok(); ++i) {  // the first run warms up
       status = cuda_status(cudaEventRecord(begin, stream), "cudaEventRecord");
-      if (status.is_ok()) status = tactics_[s]->run(instances_[s], buffers_[s], ctx);
+      if (status.is_ok()) status = tactics_[s]->run(instances_[s], buffers_[s], handles_of(s).context(stream, &loaded_->device()));
       if (status.is_ok()) status = cuda_status(cudaEventRecord(end, stream), "cudaEventRecord");
       if (status.is_ok()) status = cuda_status(cudaEventSynchronize(end), "cudaEventSynchronize");
       float ms = 0;

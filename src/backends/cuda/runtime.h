@@ -18,6 +18,7 @@
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/planner.h"
+#include "backends/cuda/step_schedule.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -78,8 +79,20 @@ class Runtime {
     size_t bytes = 0;
   };
 
+  // The library handles of the stream a step runs on (each stream has its own).
+  const LibraryHandles& handles_of(size_t step) const;
+
   std::shared_ptr<const LoadedPlan> loaded_;
   std::unique_ptr<LibraryHandles> handles_;
+  // The auxiliary stream, its handles and the events ordering the two streams (step_schedule.h);
+  // all empty when every step runs on the caller's stream.
+  StepSchedule schedule_;
+  std::unique_ptr<LibraryHandles> aux_handles_;
+  cudaStream_t aux_stream_ = nullptr;
+  cudaEvent_t start_event_ = nullptr;       // main, at the start of a run
+  cudaEvent_t aux_end_event_ = nullptr;     // auxiliary, at the end of a run
+  std::vector<cudaEvent_t> fork_events_;  // per step: main, after a step auxiliary steps wait for
+  std::vector<cudaEvent_t> done_events_;  // per step: auxiliary, after each auxiliary step
   DeviceBuffer arena_;
   std::vector<std::unique_ptr<CudaTactic>> tactics_;
   std::map<std::string, Dims> prepared_shapes_;
