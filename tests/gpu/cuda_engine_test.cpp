@@ -12,6 +12,7 @@
 #include "tensoracle/compare.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/float_formats.h"
+#include "seeded_arrays.h"
 
 namespace tensoracle {
 namespace {
@@ -27,17 +28,7 @@ bool have_gpu() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-HostArray seeded(DataType type, const Dims& shape, unsigned seed) {
-  HostArray f64 = HostArray::zeros(DataType::kFloat64, shape).value();
-  double* p = f64.data_as<double>();
-  for (int64_t i = 0; i < f64.element_count(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    p[i] = static_cast<double>(seed >> 8) / static_cast<double>(1u << 24) - 0.5;
-  }
-  HostArray out = HostArray::zeros(type, shape).value();
-  convert_elements(DataType::kFloat64, f64.data(), type, out.data(), static_cast<size_t>(out.element_count()));
-  return out;
-}
+using testing::seeded;
 
 // x [N, 64] -> relu(x W1^T + b1) -> W2^T + b2 -> softmax, plus a residual pointwise chain.
 Status mlp(Network& net, DataType type) {

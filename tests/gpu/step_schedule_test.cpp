@@ -16,7 +16,8 @@
 #include "tensoracle/build.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/engine.h"
-#include "tensoracle/float_formats.h"
+#include "engine_on_device.h"
+#include "seeded_arrays.h"
 
 namespace tensoracle::backends::cuda {
 namespace {
@@ -118,17 +119,7 @@ TEST(StepSchedule, AStreamOtherThanMainOrAuxiliaryIsACorruptPlan) {
 
 // ---------------------------------------------------------------- on the GPU
 
-HostArray seeded(DataType type, const Dims& shape, unsigned seed) {
-  HostArray f64 = HostArray::zeros(DataType::kFloat64, shape).value();
-  double* p = f64.data_as<double>();
-  for (int64_t i = 0; i < f64.element_count(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    p[i] = static_cast<double>(seed >> 8) / static_cast<double>(1u << 24) - 0.5;
-  }
-  HostArray out = HostArray::zeros(type, shape).value();
-  convert_elements(DataType::kFloat64, f64.data(), type, out.data(), static_cast<size_t>(out.element_count()));
-  return out;
-}
+using testing::seeded;
 
 // A ResNet bottleneck whose shortcut is a strided 1x1 convolution, twice, then three sibling
 // projections of one tensor combined (p0 * p1 + p2): branches for the auxiliary stream.
@@ -164,13 +155,8 @@ Status blocks(Network& net, DataType type) {
   return net.status();
 }
 
-bool have_gpu() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
 TEST(TwoStreams, BranchesRunBesideTheMainStreamAndMatchTheCpuAndOneStream) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  TO_SKIP_WITHOUT_GPU();
   for (DataType type : {DataType::kFloat16, DataType::kFloat32}) {
     SCOPED_TRACE(data_type_name(type));
     std::map<int, Engine> engines;
