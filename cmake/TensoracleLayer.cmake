@@ -1,4 +1,6 @@
-# tensoracle_add_layer(NAME SOURCES ... [DEPS ...]) — a static library for one layer of src/.
+# tensoracle_add_layer(NAME SOURCES ... [DEPS ...] [PRIVATE_DEPS ...]) — the static library
+# tensoracle_<NAME> for one layer of src/ (src/CMakeLists.txt lists their order). Every layer's
+# library joins the umbrella target `tensoracle`.
 function(tensoracle_add_layer name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(tensoracle_${name} STATIC ${ARG_SOURCES})
@@ -6,4 +8,5 @@ function(tensoracle_add_layer name)
     PUBLIC  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(tensoracle_${name} PUBLIC ${ARG_DEPS} PRIVATE tensoracle_warnings ${ARG_PRIVATE_DEPS})
+  set_property(GLOBAL APPEND PROPERTY TENSORACLE_LAYER_TARGETS tensoracle_${name})
 endfunction()

@@ -1,7 +1,7 @@
 // Single layers on the CPU reference backend: where the ResNet-50 time goes.
 #include <benchmark/benchmark.h>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "random_weights.h"
 
 namespace tensoracle::bench {

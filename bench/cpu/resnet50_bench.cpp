@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "random_weights.h"
 
 namespace tensoracle::bench {

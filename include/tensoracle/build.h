@@ -1,4 +1,4 @@
-// The build declaration (SPEC F3): what to build an engine from, and the builder itself.
+// The build declaration: what to build an engine from, and the builder itself.
 //
 //   EngineBuild build;
 //   build.name = "tinynet";
@@ -10,9 +10,9 @@
 //
 // The builder defines the network, checks the declared inputs against it (names, order, types,
 // ranks and shape ranges; every mismatch named), computes the key manifest (cache.h), asks the
-// backend for a plan and writes the engine file (engine_file.h) with the weights the plan uses as
-// aligned blobs, so an engine runs without its safetensors. open_engine (engine.h) does the same
-// through the cache.
+// backend named by `backend` for a plan and writes the engine file (engine_file.h) with the
+// weights the plan uses as aligned blobs, so an engine runs without its safetensors.
+// open_engine (open_engine.h) does the same through the cache.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "tensoracle/builder_settings.h"
 #include "tensoracle/cache.h"
 #include "tensoracle/engine_file.h"
 #include "tensoracle/network.h"
@@ -42,27 +43,6 @@ struct InputDeclaration {
   std::vector<ShapeRange> profiles;
 };
 
-// Settings that can change the engine; every one enters the key manifest. fp32 math never uses
-// TF32 (recorded as "tf32": "off").
-struct BuilderSettings {
-  uint64_t workspace_limit_bytes = uint64_t{1} << 30;
-  int optimization_level = 3;     // 0..5: how hard to search tactics
-  int timing_iterations = 10;     // per tactic candidate when tactics are timed
-  // cuda: 1 lets independent branches (a downsample convolution, sibling projections) run on an
-  // auxiliary stream beside the main one; 0 runs every layer on the caller's stream.
-  int auxiliary_streams = 1;
-  // Replay the tactic choices recorded in `tactic_record` (an engine file of the same network and
-  // backend) instead of timing: a rebuild that makes the same engine. The record's SHA-256
-  // enters the key manifest; layers the record lacks are timed (the build log names them).
-  bool deterministic_replay = false;
-  std::string tactic_record;
-
-  std::map<std::string, std::string> to_manifest() const;
-};
-
-// Where a build reports what it is doing ("layer 12/80 conv3: tactic cpu.reference").
-using BuildProgressFn = std::function<void(const std::string& message)>;
-
 struct EngineBuild {
   std::string name;           // engine name (cache entries are grouped by it)
   GraphFunction graph;
@@ -75,6 +55,8 @@ struct EngineBuild {
   std::vector<InputDeclaration> inputs;
   BuilderSettings settings;
   std::vector<PluginFingerprint> plugins;
+  // A backend of this build, by its registry name (`tensoracle build --help` lists them; cpu is the
+  // reference, compiled into every build).
   std::string backend = "cpu";
   // Progress messages. Unset: long builds print to stderr about once a second unless quiet.
   BuildProgressFn progress;

@@ -1,11 +1,11 @@
-// The engine cache (SPEC F4): key manifests, weights content hashes, and the on-disk store.
+// The engine cache: key manifests, weights content hashes, and the on-disk store.
 //
 // A cache key is the SHA-256 of a canonical, human-readable key manifest that lists everything
 // that affects a build: engine name, graph version and structural hash, the content hash of the
 // weights the graph uses, shapes and profiles, builder settings, plugins, GPU, CUDA and library
 // versions, tensoracle version, OS and CPU architecture. The manifest is stored beside the engine,
-// so a miss can explain itself ("nearest cached engine differs in: builder_settings.precision,
-// environment.gpu.name").
+// so a miss can explain itself ("nearest cached engine differs in:
+// builder_settings.optimization_level, environment.gpu.name").
 //
 // The store keeps, per key, in its directory:
 //   <key>.engine          the engine file (engine_file.h), written atomically
@@ -32,9 +32,6 @@ namespace tensoracle {
 
 // ---- Key manifest ----
 
-// One optimization profile: the shape range of each input, by input name.
-using OptimizationProfile = std::map<std::string, ShapeRange>;
-
 struct KeyManifest {
   uint32_t format_version = kEngineFormatVersion;
   std::string engine_name;
@@ -42,8 +39,8 @@ struct KeyManifest {
   std::string graph_hash;     // structural hash of the canonical graph (catches unbumped versions)
   std::string weights_hash;   // weights_content_hash of the tensors the graph uses
   std::vector<OptimizationProfile> profiles;
-  // Builder settings in canonical text form ("optimization_level": "3", "tf32": "off", ...). The
-  // builder decides the names; every setting that can change the engine belongs here.
+  // Builder settings in canonical text form (BuilderSettings::to_manifest: "optimization_level":
+  // "3", "tf32": "off", ...); every setting that can change the engine belongs here.
   std::map<std::string, std::string> builder_settings;
   std::vector<PluginFingerprint> plugins;  // order does not matter
   Environment environment;              // probe_environment(backend)
@@ -59,7 +56,7 @@ std::string cache_key(const KeyManifest& manifest);
 // The key of a canonical manifest already in text form.
 std::string cache_key_of_manifest_json(std::string_view canonical_json);
 
-// The dotted paths at which two manifests (JSON text) differ, sorted: "builder_settings.precision",
+// The dotted paths at which two manifests (JSON text) differ, sorted: "builder_settings.optimization_level",
 // "environment.gpu.name", "profiles[0].image.max". A field present on one side only counts too.
 // Errors when either text is not JSON.
 Result<std::vector<std::string>> manifest_differences(std::string_view a_json, std::string_view b_json);

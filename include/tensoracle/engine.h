@@ -1,4 +1,5 @@
-// Engines and executions (SPEC F5, F6).
+// Engines (a verified engine file with its backend's plan restored) and executions (one run
+// context on caller-owned buffers).
 //
 //   TO_ASSIGN_OR_RETURN(OpenedEngine opened, open_engine(build, CachePolicy::kReuse));
 //   TO_ASSIGN_OR_RETURN(Execution exec, opened.engine.create_execution());
@@ -25,23 +26,17 @@
 #include <string>
 #include <vector>
 
-#include "tensoracle/build.h"
-#include "tensoracle/cache.h"
+#include "tensoracle/array.h"
 #include "tensoracle/engine_file.h"
+#include "tensoracle/layer_timing.h"
 #include "tensoracle/status.h"
 
 namespace tensoracle {
 
 class Execution;
-class ExecutionBackend;  // a backend's per-execution state (internal)
-
-// One step of an engine timed on its own (Execution::profile_layers).
-struct LayerTiming {
-  std::string layers;  // the graph layers the step computes, fused ones joined by '+'
-  std::string kind;    // the op kind of the step's main layer
-  std::string tactic;
-  double median_ms = 0;
-}; 
+namespace backends {
+class ExecutionBackend;  // a backend's per-execution state (src/backends/backend.h)
+}
 
 class Engine {
  public:
@@ -52,7 +47,7 @@ class Engine {
   static Result<Engine> from_file(EngineFile file);
 
   const EngineFile& file() const;
-  const std::string& backend() const;  // "cpu", "cuda"
+  const std::string& backend() const;  // the backend that built it (and restored it here)
   const IoTable& io_table() const;
   size_t num_profiles() const;
   // The I/O table entry `name`; errors list the engine's tensors.
@@ -106,37 +101,18 @@ class Execution {
 
  private:
   friend class Engine;
-  Execution(std::shared_ptr<const Engine::Impl> engine, size_t profile, std::unique_ptr<ExecutionBackend> backend);
+  Execution(std::shared_ptr<const Engine::Impl> engine, size_t profile, std::unique_ptr<backends::ExecutionBackend> backend);
 
   std::shared_ptr<const Engine::Impl> engine_;
   size_t profile_ = 0;
-  std::unique_ptr<ExecutionBackend> backend_;
+  std::unique_ptr<backends::ExecutionBackend> backend_;
   std::map<std::string, Dims> input_shapes_;
   std::map<std::string, Dims> output_shapes_;
   std::map<std::string, void*> bindings_;
 };
 
-// An engine opened through the cache, with what the cache did.
-struct OpenedEngine {
-  Engine engine;
-  std::string key;
-  std::string engine_path;  // empty when the engine lives only in memory
-  bool cache_hit = false;
-  bool built = false;
-  double build_seconds = 0;
-  std::string explanation;  // why a hit or a miss (a miss names the nearest entry's differences)
-  std::vector<std::string> warnings;
-};
-
-// Opens the engine for `build` through the cache store under `policy`: defines the network and
-// computes the key, reuses a valid cached engine or builds one (as the policy allows), then checks
-// the engine's I/O table against the build's declaration (names, order, types, shape ranges),
-// naming every mismatching tensor.
-Result<OpenedEngine> open_engine(const EngineBuild& build, CachePolicy policy = CachePolicy::kReuse,
-                                 const CacheOptions& cache_options = {});
-
-// Every difference between the I/O an engine has and the I/O a caller declared, one sentence each
-// ("input 'image': type fp16, declared fp32"); empty when they agree.
-std::vector<std::string> io_mismatches(const IoTable& engine, const IoTable& declared);
-
 }  // namespace tensoracle
+
+// open_engine and OpenedEngine (implemented by the cache, src/cache/) are declared in
+// open_engine.h; included here so that callers of open_engine need only this header.
+#include "tensoracle/open_engine.h"

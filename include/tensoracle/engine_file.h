@@ -1,4 +1,4 @@
-// The engine file: a self-describing container for one built engine (SPEC F5).
+// The engine file: a self-describing container for one built engine.
 //
 // An engine file holds, in sections: the key manifest it was built for (canonical JSON, cache.h),
 // the environment it was built in and the plugins it needs (environment.h), the I/O table (names,
@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ struct ShapeRange {
   static ShapeRange fixed(const Dims& shape) { return {shape, shape, shape}; }
   bool operator==(const ShapeRange& other) const { return min == other.min && opt == other.opt && max == other.max; }
 };
+
+// One optimization profile: the shape range of each input, by input name.
+using OptimizationProfile = std::map<std::string, ShapeRange>;
 
 // One network input or output as the engine binds it.
 struct IoTensor {

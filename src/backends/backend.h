@@ -1,18 +1,31 @@
-// The interface every backend implements (DESIGN.md "Backends").
+// The interface every backend implements: the one place where a network becomes an engine plan
+// and an engine plan becomes something that runs. The registry (registry.h) lists the backends of
+// a build; nothing outside src/backends/ knows any backend by name.
 //
-// A backend says which nodes it supports (and why not), lowers each node to candidate tactics
-// (the builder times them and records the choice), and can run a whole network on host arrays,
-// which is what the op-test harness and the examples use to compare backends with the CPU
-// reference. Tactic follows CUTLASS's operation shape: can_implement -> workspace_size ->
-// initialize -> run(stream).
+//   TO_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, create_backend("cpu"));  // needs no device
+//   for (size_t i = 0; i < network.num_nodes(); ++i)
+//     TO_RETURN_IF_ERROR(backend->supports(network, i));                          // why not, per layer
+//   TO_ASSIGN_OR_RETURN(BackendPlan plan, backend->plan(PlanRequest{network, profiles, settings}));
+//   ... the builder (src/build/) stores plan.json and plan.blobs in an engine file ...
+//   TO_ASSIGN_OR_RETURN(std::shared_ptr<const RestoredPlan> restored, backend->restore(engine_file));
+//   TO_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionBackend> execution, restored->create_execution());
+//
+// Creating a backend never needs its device, so listing, probing and error messages work on any
+// machine; what needs the device (plan, restore, execute) fails with kFailedPrecondition naming
+// why, as usable() does. docs/backends.md says how to add a backend.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tensoracle/array.h"
+#include "tensoracle/builder_settings.h"
+#include "tensoracle/engine_file.h"
+#include "tensoracle/environment.h"
+#include "tensoracle/layer_timing.h"
 #include "tensoracle/network.h"
 #include "tensoracle/status.h"
 
@@ -25,38 +38,82 @@ struct NodeInstance {
   std::vector<TensorDesc> outputs;
 };
 
-class Tactic {
+// What a backend plans an engine from. The builder has defined the network and checked the
+// declared inputs against it; the backend runs its own passes.
+struct PlanRequest {
+  const Network& network;
+  // One or more; each names every network input. Plans are sized for all of them.
+  const std::vector<OptimizationProfile>& profiles;
+  const BuilderSettings& settings;
+  BuildProgressFn progress = nullptr;  // may be empty
+  // With settings.deterministic_replay: the engine file whose recorded choices to replay (built by
+  // this backend; the builder has checked that). nullptr otherwise.
+  const EngineFile* tactic_record = nullptr;
+};
+
+// A weight blob the plan refers to by name; `owner` keeps `view` alive.
+struct PlanBlob {
+  std::string name;
+  ArrayView view;
+  std::shared_ptr<const void> owner;
+};
+
+// A backend's plan: the engine file's plan section (JSON whose layout the backend owns and
+// documents, with its build log where it keeps one) and the weight blobs it names.
+struct BackendPlan {
+  std::string json;
+  std::vector<PlanBlob> blobs;
+};
+
+// One Execution's state: used by one thread at a time. Shapes arrive checked against the
+// profile; buffers are in the backend's memory.
+class ExecutionBackend {
  public:
-  virtual ~Tactic() = default;
-  virtual std::string name() const = 0;
-  // ok, or why this tactic cannot run `node` (kUnsupported with a reason).
-  virtual Status can_implement(const NodeInstance& node) const = 0;
-  virtual size_t workspace_size(const NodeInstance&) const { return 0; }
-  virtual Status initialize(const NodeInstance&) { return Status::ok(); }
-  // Buffers are in the backend's storage format for each tensor (documented by the backend);
-  // inputs[i] is nullptr for an omitted optional input. `stream` is backend-specific.
-  virtual Status run(const NodeInstance& node, const std::vector<const void*>& inputs,
-                     const std::vector<void*>& outputs, void* workspace, void* stream) = 0;
+  virtual ~ExecutionBackend() = default;
+  // Output shapes (by name) for the given input shapes (by name).
+  virtual Result<std::map<std::string, Dims>> output_shapes(const std::map<std::string, Dims>& input_shapes) = 0;
+  // Runs with every input and output bound; `output_shapes` is what output_shapes returned.
+  virtual Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
+                         const std::map<std::string, Dims>& output_shapes, void* stream) = 0;
+  // Runs on host arrays (Execution::run_on_host): stages them in and the outputs out.
+  virtual Result<NamedArrays> run_on_host(const std::map<std::string, Dims>& input_shapes, const NamedArrayViews& inputs,
+                                          const std::map<std::string, Dims>& output_shapes, const IoTable& io) = 0;
+  // Per-layer times on the bound buffers (Execution::profile_layers); kUnsupported by default.
+  virtual Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,
+                                                          int iterations);
+};
+
+// A plan restored from an engine file: shared (immutable) by every Execution of an Engine.
+class RestoredPlan {
+ public:
+  virtual ~RestoredPlan() = default;
+  virtual Result<std::unique_ptr<ExecutionBackend>> create_execution() const = 0;
 };
 
 class Backend {
  public:
   virtual ~Backend() = default;
+  // The registry name, recorded in every engine this backend builds (Environment::backend).
   virtual std::string_view name() const = 0;
-  // ok, or why node `index` of `network` cannot run on this backend.
+  // Ok, or kFailedPrecondition naming why this process cannot run the backend (no GPU).
+  virtual Status usable() const = 0;
+  // Ok, or why node `index` of `network` cannot run on this backend (kUnsupported with a reason
+  // naming the layer). Needs no device.
   virtual Status supports(const Network& network, size_t index) const = 0;
-  // Candidate implementations of node `index`, in preference order (empty if unsupported).
-  virtual std::vector<std::unique_ptr<Tactic>> tactics(const Network& network, size_t index) const = 0;
+  // Plans an engine: lowering, tactic choice (timed or replayed), memory.
+  virtual Result<BackendPlan> plan(const PlanRequest& request) const = 0;
+  // Restores the plan of `file`, an engine this backend built whose sections the engine reader
+  // has verified; the plan section is validated here (every name and offset it holds).
+  virtual Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file) const = 0;
+  // Fills the backend's part of `environment` (the rest is filled by probe_environment): for a
+  // GPU backend the device and library versions, or cuda_unavailable_reason saying why they are
+  // absent. Never fails: an absent device is a fact of the environment.
+  virtual void probe(Environment& environment) const = 0;
   // Runs `network` on host inputs (by input name; concrete shapes resolve dynamic dims) and
-  // returns every marked output by name, in its tensor's type. One call at a time per Backend
-  // object (a backend may cache per-network state such as converted constants); use one object
-  // per thread.
+  // returns every marked output by name, in its tensor's type: the op harness and the examples
+  // compare backends with the CPU reference this way. One call at a time per Backend object (a
+  // backend may cache per-network state such as converted constants); use one object per thread.
   virtual Result<NamedArrays> execute(const Network& network, const NamedArrayViews& inputs) = 0;
 };
-
-// The registry: every backend compiled into this build ("cpu" always first). Creating one can
-// fail where it cannot run (the cuda backend without a GPU: kFailedPrecondition with the reason).
-std::vector<std::string> backend_names();
-Result<std::unique_ptr<Backend>> create_backend(std::string_view name);
 
 }  // namespace tensoracle::backends

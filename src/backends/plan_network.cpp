@@ -1,3 +1,4 @@
+// What every backend's engine plan shares (plan_network.h).
 #include "backends/plan_network.h"
 
 #include "core/errors.h"
@@ -29,6 +30,17 @@ NetworkPlan plan_network(const Network& network) {
     plan.weight_bytes += c.view.byte_size();
   }
   return plan;
+}
+
+BlobLookup engine_blobs(const EngineFile& file) {
+  auto keep = std::make_shared<EngineFile>(file);
+  return [keep](const std::string& name) -> Result<ConstantBytes> {
+    TO_ASSIGN_OR_RETURN(ByteView bytes, keep->blob(name));
+    ConstantBytes out;
+    out.view = ArrayView{DataType::kUInt8, Dims({static_cast<int64_t>(bytes.size)}), bytes.data};
+    out.owner = keep;
+    return out;
+  };
 }
 
 Result<Network> restore_network(const json& doc, const BlobLookup& blobs, const std::string& what) {
@@ -87,6 +99,14 @@ Result<std::vector<TensorDesc>> infer_tensor_descs(const Network& network, const
     for (size_t o = 0; o < outs.size() && o < node.outputs.size(); ++o) desc[node.outputs[o].id] = outs[o];
   }
   return desc;
+}
+
+Result<std::map<std::string, Dims>> infer_output_shapes(const Network& network,
+                                                        const std::map<std::string, Dims>& input_shapes) {
+  TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(network, input_shapes));
+  std::map<std::string, Dims> result;
+  for (Tensor t : network.outputs()) result[network.tensor(t).name] = desc[t.id].shape;
+  return result;
 }
 
 }  // namespace tensoracle::backends

@@ -11,15 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
+#include "tensoracle/engine_file.h"
 #include "tensoracle/network.h"
 
 namespace tensoracle::backends {
-
-struct PlanBlob {
-  std::string name;
-  ArrayView view;
-  std::shared_ptr<const void> owner;
-};
 
 // The network's JSON, its constants table and the blobs to store.
 struct NetworkPlan {
@@ -32,6 +28,9 @@ NetworkPlan plan_network(const Network& network);
 
 // The bytes of blob `name`, kept alive by the returned owner.
 using BlobLookup = std::function<Result<ConstantBytes>(const std::string& blob_name)>;
+// The weight blobs of an engine file; what they return keeps (a copy of) the file alive, so
+// constants may borrow them for as long as the restored plan lives.
+BlobLookup engine_blobs(const EngineFile& file);
 // Rebuilds the network from a plan's "network" and "constants" members; constants borrow the
 // blobs. `what` prefixes errors ("cuda plan").
 Result<Network> restore_network(const nlohmann::json& doc, const BlobLookup& blobs, const std::string& what);
@@ -39,5 +38,8 @@ Result<Network> restore_network(const nlohmann::json& doc, const BlobLookup& blo
 // Concrete descriptions of every tensor for concrete input shapes (inference over live layers;
 // tensors of dead layers keep an empty description).
 Result<std::vector<TensorDesc>> infer_tensor_descs(const Network& network, const std::map<std::string, Dims>& input_shapes);
+// Shapes of every marked output (by name) for concrete input shapes.
+Result<std::map<std::string, Dims>> infer_output_shapes(const Network& network,
+                                                        const std::map<std::string, Dims>& input_shapes);
 
 }  // namespace tensoracle::backends

@@ -3,21 +3,27 @@
 
 #include <fmt/format.h>
 
+#include "backends/registry.h"
 #include "core/errors.h"
-#include "engine/execution_backend.h"
 
 namespace tensoracle {
 
 struct Engine::Impl {
   EngineFile file;
-  std::shared_ptr<const RestoredPlan> plan;
+  std::shared_ptr<const backends::RestoredPlan> plan;
 };
 
 Result<Engine> Engine::from_file(EngineFile file) {
-  TO_ASSIGN_OR_RETURN(Environment here, probe_environment(file.environment().backend));
+  // The engine names the backend that built it; that backend restores it.
+  auto backend = backends::create_backend(file.environment().backend);
+  if (!backend.is_ok())
+    return unsupported("engine '{}' cannot run here: it was built by the '{}' backend, which this build of tensoracle "
+                       "does not have (it has: {})",
+                       file.label(), file.environment().backend, fmt::join(backends::backend_names(), ", "));
+  TO_ASSIGN_OR_RETURN(Environment here, probe_environment((*backend)->name()));
   // Plugins are not loaded by engines yet: an engine that needs one reports it as missing.
   TO_RETURN_IF_ERROR(check_engine_compatibility(file, here, {}));
-  TO_ASSIGN_OR_RETURN(std::shared_ptr<const RestoredPlan> plan, restore_plan(file));
+  TO_ASSIGN_OR_RETURN(std::shared_ptr<const backends::RestoredPlan> plan, (*backend)->restore(file));
   return Engine(std::make_shared<const Impl>(Impl{std::move(file), std::move(plan)}));
 }
 
@@ -67,7 +73,7 @@ Result<Execution> Engine::create_execution(size_t profile) const {
   if (profile >= num_profiles())
     return invalid_argument("engine '{}': optimization profile {} does not exist (it has {})", impl_->file.label(), profile,
                             num_profiles());
-  TO_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionBackend> backend, impl_->plan->create_execution());
+  TO_ASSIGN_OR_RETURN(std::unique_ptr<backends::ExecutionBackend> backend, impl_->plan->create_execution());
   Execution exec(impl_, profile, std::move(backend));
   for (const IoTensor& t : io_table().tensors)
     if (t.is_input) TO_RETURN_IF_ERROR(exec.set_input_shape(t.name, t.profiles[profile].opt));

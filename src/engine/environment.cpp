@@ -1,14 +1,10 @@
-// The environment: equality, probing, JSON text.
-#include <sys/utsname.h>
-
+// The environment: equality and JSON text (probing is probe_environment.cpp).
 #include <tuple>
 
 #include "core/errors.h"
-#include "engine/cuda_probe.h"
 #include "engine/environment_json.h"
 #include "io/strict_json.h"
 #include "tensoracle/environment.h"
-#include "tensoracle/version.h"
 
 namespace tensoracle {
 
@@ -36,31 +32,6 @@ bool PluginFingerprint::operator==(const PluginFingerprint& other) const {
 
 bool Environment::operator==(const Environment& other) const {
   return environment_to_json_value(*this) == environment_to_json_value(other);
-}
-
-Result<Environment> probe_environment(std::string_view backend) {
-  if (backend != "cpu" && backend != "cuda")
-    return invalid_argument("unknown backend '{}' (expected cpu or cuda)", backend);
-  Environment environment;
-  environment.backend = std::string(backend);
-  environment.tensoracle_version = TENSORACLE_VERSION_STRING;
-  struct utsname names {};
-  if (::uname(&names) == 0) {
-    environment.os = names.sysname;
-    environment.cpu_arch = names.machine;
-  } else {
-    environment.os = "unknown";
-    environment.cpu_arch = "unknown";
-  }
-  if (backend == "cpu") {
-    environment.cuda_unavailable_reason = "the cpu backend does not use CUDA";
-    return environment;
-  }
-  CudaProbe probe = probe_cuda();
-  environment.gpu = std::move(probe.gpu);
-  environment.cuda = std::move(probe.cuda);
-  environment.cuda_unavailable_reason = std::move(probe.unavailable_reason);
-  return environment;
 }
 
 std::string environment_to_json(const Environment& environment) {

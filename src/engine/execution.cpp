@@ -2,12 +2,12 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
-#include "engine/execution_backend.h"
+#include "backends/backend.h"
 #include "tensoracle/engine.h"
 
 namespace tensoracle {
 
-Execution::Execution(std::shared_ptr<const Engine::Impl> engine, size_t profile, std::unique_ptr<ExecutionBackend> backend)
+Execution::Execution(std::shared_ptr<const Engine::Impl> engine, size_t profile, std::unique_ptr<backends::ExecutionBackend> backend)
     : engine_(std::move(engine)), profile_(profile), backend_(std::move(backend)) {}
 Execution::Execution(Execution&&) noexcept = default;
 Execution& Execution::operator=(Execution&&) noexcept = default;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/float_formats.h"

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/cudnn/conv_problem.h"
 #include "backends/cuda/device.h"

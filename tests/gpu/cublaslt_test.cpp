@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "backends/cuda/cublaslt/lt_gemm.h"
 #include "backends/cuda/cublaslt/matmul_plan.h"
 #include "backends/cuda/cuda_tactic.h"

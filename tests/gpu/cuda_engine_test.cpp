@@ -7,7 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "tensoracle/build.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/engine.h"

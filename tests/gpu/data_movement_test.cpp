@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/copy_plan.h"
 #include "backends/cuda/kernels/copy_strided.h"

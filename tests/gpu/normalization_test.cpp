@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/normalization_kernel.h"
 #include "backends/cuda/kernels/pointwise_rows.h"

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/pointwise_launch.h"
 #include "backends/cuda/kernels/reformat.h"

@@ -10,7 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "backends/cuda/memory_plan.h"
 #include "backends/cuda/step_schedule.h"
 #include "tensoracle/build.h"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/registry.h"
 #include "command.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/package.h"
@@ -17,7 +18,7 @@ struct BuildOptions {
   std::string graph;
   std::string weights;
   std::vector<std::string> inputs;
-  std::string backend = "cpu";
+  std::string backend{backends::kReferenceBackend};
   std::string policy = "reuse";
   bool quiet = false;
   std::string replay_tactics;
@@ -32,7 +33,7 @@ struct BuildOptions {
     cmd->add_option("--weights", weights, "Weights (.safetensors or .index.json; default: the package's)")->needs(package_opt);
     cmd->add_option("--input", inputs, "Input shape NAME:DIMS or NAME:MIN:OPT:MAX (dims like 1x3x32x32); repeatable")
         ->needs(package_opt);
-    cmd->add_option("--backend", backend, "Backend")->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--backend", backend, backend_help())->check(CLI::IsMember(backends::backend_names()));
     cmd->add_option("--policy", policy, "Cache policy")->check(CLI::IsMember({"reuse", "rebuild", "require-cached"}));
     cmd->add_flag("--quiet", quiet, "No build progress on stderr");
     cmd->add_option("--optimization-level", optimization_level,
@@ -78,6 +79,14 @@ struct BuildOptions {
   }
 
   CachePolicy cache_policy() const { return parse_cache_policy(policy).value(); }
+
+  // The backends of this build, from the registry: "Backend (default: cpu): cpu = the reference: ...".
+  static std::string backend_help() {
+    std::string help = "Backend (default: " + std::string(backends::kReferenceBackend) + "):";
+    for (const backends::BackendInfo& info : backends::backend_registry())
+      help += std::string("\n  ") + info.name + " = " + info.description;
+    return help + "\n(the backends of a build are chosen when tensoracle is configured: docs/backends.md)";
+  }
 };
 
 }  // namespace tensoracle::cli

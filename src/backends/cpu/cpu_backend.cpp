@@ -1,14 +1,19 @@
-// The CPU backend's executor: converts inputs to fp64, runs the nodes that reach an output in
-// definition order (re-running shape inference with the concrete input shapes), rounds each
-// output to its type, frees intermediates after their last use, converts outputs back.
+// The CPU backend (cpu_backend.h): the Backend interface over the kernels (kernel_table.cpp),
+// the engine plan (cpu_plan.h) and the restored plan (cpu_execution.h), and the executor, which
+// converts inputs to fp64, runs the nodes that reach an output in definition order with the
+// shapes inference gives for the concrete inputs, rounds each output to its type, frees
+// intermediates after their last use and converts the outputs back.
 #include "backends/cpu/cpu_backend.h"
 
 #include <cmath>
 #include <limits>
 #include <map>
 
+#include "backends/cpu/cpu_execution.h"
+#include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/kernel.h"
-#include "graph/op_def.h"
+#include "backends/plan_network.h"
+#include "graph/liveness.h"
 #include "tensoracle/float_formats.h"
 
 namespace tensoracle::backends {
@@ -48,28 +53,11 @@ namespace {
 
 using Buffer = std::shared_ptr<std::vector<double>>;
 
-class ReferenceTactic final : public Tactic {
- public:
-  explicit ReferenceTactic(cpu::KernelFn fn) : fn_(fn) {}
-  std::string name() const override { return "cpu.reference"; }
-  Status can_implement(const NodeInstance&) const override { return Status::ok(); }
-  // Buffers are fp64 arrays (cpu_backend.h).
-  Status run(const NodeInstance& node, const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
-             void*, void*) override {
-    std::vector<const double*> in;
-    std::vector<double*> out;
-    for (const void* p : inputs) in.push_back(static_cast<const double*>(p));
-    for (void* p : outputs) out.push_back(static_cast<double*>(p));
-    return fn_(cpu::KernelContext{node, in, out});
-  }
-
- private:
-  cpu::KernelFn fn_;
-};
-
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
+
+  Status usable() const override { return Status::ok(); }
 
   Status supports(const Network& network, size_t index) const override {
     const Node& node = network.node(index);
@@ -82,11 +70,20 @@ class CpuBackend final : public Backend {
     return Status::ok();
   }
 
-  std::vector<std::unique_ptr<Tactic>> tactics(const Network& network, size_t index) const override {
-    std::vector<std::unique_ptr<Tactic>> out;
-    if (auto fn = cpu::find_kernel(network.node(index).kind); fn && supports(network, index).is_ok())
-      out.push_back(std::make_unique<ReferenceTactic>(fn));
-    return out;
+  Result<BackendPlan> plan(const PlanRequest& request) const override {
+    if (request.profiles.empty()) return invalid_argument("cpu backend: no optimization profile to plan for");
+    // The reference plan is the network itself: one tactic per layer, nothing to time or replay.
+    std::map<std::string, Dims> opt;
+    for (const auto& [input, range] : request.profiles.front()) opt[input] = range.opt;
+    return cpu::make_cpu_plan(request.network, opt, request.progress);
+  }
+
+  Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file) const override {
+    return cpu::restore_cpu_engine(file);
+  }
+
+  void probe(Environment& environment) const override {
+    environment.cuda_unavailable_reason = "the cpu backend does not use CUDA";
   }
 
   Result<NamedArrays> execute(const Network& network, const NamedArrayViews& inputs) override;
@@ -108,13 +105,12 @@ Result<Buffer> CpuBackend::constant_buffer(const Node& node) {
 
 Result<NamedArrays> CpuBackend::execute(const Network& network, const NamedArrayViews& inputs) {
   TO_RETURN_IF_ERROR(network.status().with_context("cpu backend: the network has a definition error"));
-  std::vector<TensorDesc> desc(network.num_tensors());
-  std::vector<Buffer> value(network.num_tensors());
   for (const auto& [name, view] : inputs) {
     auto t = network.find_tensor(name);
     if (!t.is_ok() || network.tensor(*t).producer >= 0)
       return invalid_argument("cpu backend: '{}' is not an input of the network", name);
   }
+  std::map<std::string, Dims> shapes;
   for (Tensor t : network.inputs()) {
     const TensorInfo& info = network.tensor(t);
     auto it = inputs.find(info.name);
@@ -125,64 +121,54 @@ Result<NamedArrays> CpuBackend::execute(const Network& network, const NamedArray
     if (!fits)
       return invalid_argument("cpu backend: input '{}' is {}{} but the network declares {}", info.name,
                               data_type_name(view.dtype), view.shape.to_string(), info.desc.to_string());
-    desc[t.id] = TensorDesc{view.dtype, view.shape};
-    auto buffer = std::make_shared<std::vector<double>>(static_cast<size_t>(view.element_count()));
-    convert_elements(view.dtype, view.data, DataType::kFloat64, buffer->data(), buffer->size());
-    value[t.id] = std::move(buffer);
+    shapes[info.name] = view.shape;
   }
-
-  // Nodes that reach an output, and how many live consumers each tensor has.
-  std::vector<bool> live(network.num_nodes(), false);
+  // Concrete shapes of every live tensor for these inputs, and how many live readers each has.
+  TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(network, shapes));
+  const std::vector<bool> live = graph::live_nodes(network);
   std::vector<int> uses(network.num_tensors(), 0);
-  std::vector<Tensor> stack(network.outputs().begin(), network.outputs().end());
-  while (!stack.empty()) {
-    const int64_t p = network.tensor(stack.back()).producer;
-    stack.pop_back();
-    if (p < 0 || live[p]) continue;
-    live[p] = true;
-    for (Tensor t : network.node(p).inputs)
-      if (t.valid()) stack.push_back(t);
-  }
   for (size_t i = 0; i < network.num_nodes(); ++i)
     if (live[i])
       for (Tensor t : network.node(i).inputs)
         if (t.valid()) ++uses[t.id];
   for (Tensor t : network.outputs()) ++uses[t.id];
 
+  std::vector<Buffer> value(network.num_tensors());
+  for (Tensor t : network.inputs()) {
+    const ArrayView& view = inputs.at(network.tensor(t).name);
+    auto buffer = std::make_shared<std::vector<double>>(static_cast<size_t>(view.element_count()));
+    convert_elements(view.dtype, view.data, DataType::kFloat64, buffer->data(), buffer->size());
+    value[t.id] = std::move(buffer);
+  }
   for (size_t i = 0; i < network.num_nodes(); ++i) {
     if (!live[i]) continue;
     const Node& node = network.node(i);
     if (node.kind == OpKind::kConstant) {
-      desc[node.outputs[0].id] = network.tensor(node.outputs[0]).desc;
       TO_ASSIGN_OR_RETURN(value[node.outputs[0].id], constant_buffer(node));
       continue;
     }
     TO_RETURN_IF_ERROR(supports(network, i));
-    // Concrete shapes: inference again, now with the actual input shapes.
-    graph::InferContext ctx{node.kind, node.name, node.attributes, {}, {}};
+    NodeInstance instance{node, {}, {}};
+    std::vector<const double*> in_ptrs;
     for (Tensor t : node.inputs) {
-      ctx.inputs.push_back(t.valid() ? &desc[t.id] : nullptr);
-      ctx.input_names.push_back(t.valid() ? network.tensor(t).name : std::string());
+      instance.inputs.push_back(t.valid() ? &desc[t.id] : nullptr);
+      in_ptrs.push_back(t.valid() ? value[t.id]->data() : nullptr);
     }
-    TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc, graph::find_op_def(node.kind)->infer(ctx));
-    NodeInstance instance{node, ctx.inputs, out_desc};
-    std::vector<const void*> in_ptrs;
-    std::vector<void*> out_ptrs;
-    for (Tensor t : node.inputs) in_ptrs.push_back(t.valid() ? value[t.id]->data() : nullptr);
+    std::vector<double*> out_ptrs;
     std::vector<Buffer> outs;
-    for (const TensorDesc& d : out_desc) {
+    for (Tensor t : node.outputs) {
+      const TensorDesc& d = desc[t.id];
       if (!d.shape.is_static())
         return invalid_argument("cpu backend: layer '{}' output shape {} is still dynamic with the given inputs", node.name,
                                 d.shape.to_string());
       TO_ASSIGN_OR_RETURN(int64_t n, d.shape.element_count());
       outs.push_back(std::make_shared<std::vector<double>>(static_cast<size_t>(n)));
       out_ptrs.push_back(outs.back()->data());
+      instance.outputs.push_back(d);
     }
-    ReferenceTactic tactic(cpu::find_kernel(node.kind));
-    TO_RETURN_IF_ERROR(tactic.run(instance, in_ptrs, out_ptrs, nullptr, nullptr));
+    TO_RETURN_IF_ERROR(cpu::find_kernel(node.kind)(cpu::KernelContext{instance, in_ptrs, out_ptrs}));
     for (size_t o = 0; o < outs.size(); ++o) {
-      cpu::round_to_type(out_desc[o].dtype, outs[o]->data(), static_cast<int64_t>(outs[o]->size()));
-      desc[node.outputs[o].id] = out_desc[o];
+      cpu::round_to_type(instance.outputs[o].dtype, outs[o]->data(), static_cast<int64_t>(outs[o]->size()));
       value[node.outputs[o].id] = std::move(outs[o]);
     }
     for (Tensor t : node.inputs)

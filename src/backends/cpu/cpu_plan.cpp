@@ -24,15 +24,15 @@ json tensor_ref(const Network& network, Tensor t) {
 
 }  // namespace
 
-Result<CpuPlan> make_cpu_plan(const Network& network, const std::map<std::string, Dims>& opt_inputs,
-                              const PlanProgressFn& progress) {
+Result<BackendPlan> make_cpu_plan(const Network& network, const std::map<std::string, Dims>& opt_inputs,
+                                  const BuildProgressFn& progress) {
   TO_RETURN_IF_ERROR(network.status());
   std::unique_ptr<Backend> backend = make_cpu_backend();
   const std::vector<bool> live = graph::live_nodes(network);
   TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> opt_desc, infer_tensor_descs(network, opt_inputs));
 
   NetworkPlan net_plan = plan_network(network);
-  CpuPlan plan;
+  BackendPlan plan;
   plan.blobs = std::move(net_plan.blobs);
   const uint64_t weight_bytes = net_plan.weight_bytes;
   json layers = json::array();
@@ -42,7 +42,9 @@ Result<CpuPlan> make_cpu_plan(const Network& network, const std::map<std::string
     if (node.kind == OpKind::kConstant) continue;
     if (!live[i]) continue;
     TO_RETURN_IF_ERROR(backend->supports(network, i));
-    if (progress) progress(i, network.num_nodes(), node, kTactic);
+    if (progress)
+      progress(fmt::format("layer {}/{} {} ({}): tactic {}", i + 1, network.num_nodes(), node.name, op_kind_name(node.kind),
+                           kTactic));
     json layer{{"name", node.name},
                {"kind", std::string(op_kind_name(node.kind))},
                {"tactic", kTactic},
@@ -85,14 +87,6 @@ Result<Network> restore_cpu_plan(std::string_view plan_json, const BlobLookup& b
   if (doc.value("plan_version", 0) != kCpuPlanVersion)
     return unsupported("cpu plan: version {} (this build reads {})", doc.value("plan_version", 0), kCpuPlanVersion);
   return restore_network(doc, blobs, "cpu plan");
-}
-
-Result<std::map<std::string, Dims>> infer_output_shapes(const Network& network,
-                                                        const std::map<std::string, Dims>& input_shapes) {
-  TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(network, input_shapes));
-  std::map<std::string, Dims> result;
-  for (Tensor t : network.outputs()) result[network.tensor(t).name] = desc[t.id].shape;
-  return result;
 }
 
 }  // namespace tensoracle::backends::cpu

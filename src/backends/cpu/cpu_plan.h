@@ -18,25 +18,13 @@ namespace tensoracle::backends::cpu {
 
 inline constexpr int kCpuPlanVersion = 1;
 
-struct CpuPlan {
-  std::string json;
-  std::vector<PlanBlob> blobs;
-};
-
-// Called once per layer while planning: (index, count, node, tactic name).
-using PlanProgressFn = std::function<void(size_t, size_t, const Node&, const std::string&)>;
-
 // Plans `network` (which the CPU backend must support entirely). `opt_inputs` (input shapes at
-// the first profile's opt) sizes the memory estimate.
-Result<CpuPlan> make_cpu_plan(const Network& network, const std::map<std::string, Dims>& opt_inputs,
-                              const PlanProgressFn& progress);
+// the first profile's opt) sizes the memory estimate. `progress` (may be empty) hears of each
+// layer: "layer 3/9 conv1 (convolution): tactic cpu.reference".
+Result<BackendPlan> make_cpu_plan(const Network& network, const std::map<std::string, Dims>& opt_inputs,
+                                  const BuildProgressFn& progress);
 
 // Rebuilds the network of a plan; constants borrow the blobs (their SHA-256 is checked).
 Result<Network> restore_cpu_plan(std::string_view plan_json, const BlobLookup& blobs);
-
-// Shapes of every marked output (by name) for concrete input shapes, by running shape inference
-// over the layers that reach an output.
-Result<std::map<std::string, Dims>> infer_output_shapes(const Network& network,
-                                                        const std::map<std::string, Dims>& input_shapes);
 
 }  // namespace tensoracle::backends::cpu

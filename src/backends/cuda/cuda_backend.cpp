@@ -1,9 +1,14 @@
+// The CUDA backend (cuda_backend.h): the Backend interface over the planner, the plan's JSON,
+// the restored plan and the probe; execute() for the op harness.
 #include "backends/cuda/cuda_backend.h"
 
 #include <fmt/format.h>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_execution.h"
+#include "backends/cuda/plan_json.h"
 #include "backends/cuda/planner.h"
+#include "backends/cuda/probe.h"
 #include "backends/cuda/runtime.h"
 #include "core/errors.h"
 
@@ -17,6 +22,8 @@ class CudaBackend final : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
 
+  Status usable() const override { return cuda::current_device().status(); }
+
   Status supports(const Network& network, size_t index) const override {
     const Node& node = network.node(index);
     if (node.kind == OpKind::kConstant) return Status::ok();
@@ -25,9 +32,28 @@ class CudaBackend final : public Backend {
     return Status::ok();
   }
 
-  // Steps, not single nodes, are the CUDA backend's unit (a layer may be fused into another's
-  // tactic), so it offers no per-node Tactic objects; the planner works with families directly.
-  std::vector<std::unique_ptr<Tactic>> tactics(const Network&, size_t) const override { return {}; }
+  Result<BackendPlan> plan(const PlanRequest& request) const override {
+    cuda::PlanOptions options;
+    options.optimization_level = request.settings.optimization_level;
+    options.timing_iterations = request.settings.timing_iterations;
+    options.workspace_limit_bytes = request.settings.workspace_limit_bytes;
+    options.auxiliary_streams = request.settings.auxiliary_streams;
+    if (request.tactic_record != nullptr) {
+      TO_ASSIGN_OR_RETURN(options.replay, cuda::recorded_choices(request.tactic_record->plan().as_string_view(),
+                                                                 request.tactic_record->label()));
+    }
+    cuda::StepProgressFn on_step;
+    if (request.progress) on_step = [&](size_t, size_t, const std::string& message) { request.progress(message); };
+    TO_ASSIGN_OR_RETURN(cuda::CudaPlan plan, cuda::make_cuda_plan(request.network, request.profiles, options, on_step));
+    cuda::SerializedPlan serialized = cuda::serialize_plan(plan);
+    return BackendPlan{std::move(serialized.json), std::move(serialized.blobs)};
+  }
+
+  Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file) const override {
+    return cuda::restore_cuda_engine(file);
+  }
+
+  void probe(Environment& environment) const override { cuda::probe_cuda(environment); }
 
   Result<NamedArrays> execute(const Network& network, const NamedArrayViews& inputs) override;
 };
@@ -91,9 +117,6 @@ Result<NamedArrays> CudaBackend::execute(const Network& network, const NamedArra
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> make_cuda_backend() {
-  TO_RETURN_IF_ERROR(cuda::current_device().status());
-  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>());
-}
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
 
 }  // namespace tensoracle::backends

@@ -162,4 +162,18 @@ Result<CudaPlan> deserialize_plan(std::string_view plan_json, const BlobLookup& 
   return plan;
 }
 
+Result<ReplayChoices> recorded_choices(std::string_view plan_json, const std::string& source) {
+  const json plan = json::parse(plan_json.begin(), plan_json.end(), nullptr, false);
+  if (plan.is_discarded() || !plan.is_object() || !plan.contains("layers") || !plan["layers"].is_array())
+    return corrupt_data("tactic record '{}': the plan has no layer list", source);
+  ReplayChoices out;
+  for (const json& layer : plan["layers"]) {
+    if (!layer.is_object() || !layer.contains("name") || !layer.contains("family") || !layer.contains("choice") ||
+        !layer["name"].is_string() || !layer["family"].is_string())
+      return corrupt_data("tactic record '{}': a layer lacks name, family or choice", source);
+    out[layer["name"].get<std::string>()] = {layer["family"].get<std::string>(), layer["choice"]};
+  }
+  return out;
+}
+
 }  // namespace tensoracle::backends::cuda

@@ -25,4 +25,8 @@ SerializedPlan serialize_plan(const CudaPlan& plan);
 // Rebuilds a plan; every name and offset read is checked against the network and the arena.
 Result<CudaPlan> deserialize_plan(std::string_view plan_json, const BlobLookup& blobs);
 
+// The tactic choices a plan records, by step anchor name (PlanOptions::replay): what a
+// deterministic rebuild replays. `source` names the record in errors.
+Result<ReplayChoices> recorded_choices(std::string_view plan_json, const std::string& source);
+
 }  // namespace tensoracle::backends::cuda

@@ -1,5 +1,5 @@
 // The CUDA builder: inference passes, lowering to steps with fusion, tactic timing and the
-// memory plan. The result is what the engine stores (cuda_plan_json.h) and what the runtime
+// memory plan. The result is what the engine stores (plan_json.h) and what the runtime
 // (runtime.h) executes.
 //
 // Lowering walks the live layers in definition order. A matrix multiply or convolution absorbs
@@ -23,6 +23,9 @@
 
 namespace tensoracle::backends::cuda {
 
+// Tactic choices by step anchor name: {"family", "choice"}.
+using ReplayChoices = std::map<std::string, std::pair<std::string, nlohmann::json>>;
+
 struct PlanOptions {
   // 0: the first candidate of the first family that accepts a step, nothing timed; higher levels
   // time more candidates (1: 2, 2: 4, 3: 8, 4: 16, 5: 32).
@@ -32,8 +35,8 @@ struct PlanOptions {
   // 1: branches of the network may run on an auxiliary stream beside the main one
   // (step_schedule.h); 0: every step on the caller's stream.
   int auxiliary_streams = 1;
-  // Recorded choices to replay instead of timing, by step anchor name: {"family", "choice"}.
-  std::map<std::string, std::pair<std::string, nlohmann::json>> replay;
+  // Recorded choices to replay instead of timing (plan_json.h recorded_choices).
+  ReplayChoices replay;
 };
 
 struct CudaPlan {

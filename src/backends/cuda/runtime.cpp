@@ -345,14 +345,14 @@ Status Runtime::enqueue(const std::map<std::string, void*>& bindings, cudaStream
   return run_steps(stream);
 }
 
-Result<std::vector<StepTiming>> Runtime::profile_steps(const std::map<std::string, void*>& bindings, cudaStream_t stream,
+Result<std::vector<LayerTiming>> Runtime::profile_steps(const std::map<std::string, void*>& bindings, cudaStream_t stream,
                                                        int iterations) {
   TO_RETURN_IF_ERROR(bind(bindings));
   const CudaPlan& plan = loaded_->plan();
   cudaEvent_t begin = nullptr, end = nullptr;
   TO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&begin));
   TO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&end));
-  std::vector<StepTiming> out;
+  std::vector<LayerTiming> out;
   Status status = Status::ok();
   for (size_t s = 0; s < tactics_.size() && status.is_ok(); ++s) {
     std::vector<double> times;
@@ -368,7 +368,7 @@ Result<std::vector<StepTiming>> Runtime::profile_steps(const std::map<std::strin
     const PlannedStep& step = plan.steps[s];
     std::string layers;
     for (size_t n : step.nodes()) layers += (layers.empty() ? "" : "+") + plan.network.node(n).name;
-    out.push_back(StepTiming{layers, std::string(op_kind_name(plan.network.node(step.anchor).kind)), step.tactic, median(times)});
+    out.push_back(LayerTiming{layers, std::string(op_kind_name(plan.network.node(step.anchor).kind)), step.tactic, median(times)});
   }
   cudaEventDestroy(begin);
   cudaEventDestroy(end);

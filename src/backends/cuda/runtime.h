@@ -19,6 +19,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/planner.h"
 #include "backends/cuda/step_schedule.h"
+#include "tensoracle/layer_timing.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -37,13 +38,6 @@ class LoadedPlan {
   std::vector<int64_t> constant_offsets_;  // per tensor id, -1 when not a constant
 };
 
-struct StepTiming {
-  std::string layers;  // the graph layers of the step, "conv1+relu_1"
-  std::string kind;    // the anchor's op kind
-  std::string tactic;
-  double median_ms = 0;
-};
-
 class Runtime {
  public:
   static Result<std::unique_ptr<Runtime>> create(std::shared_ptr<const LoadedPlan> plan);
@@ -54,8 +48,8 @@ class Runtime {
   // Runs the prepared plan. `bindings` maps every input and output name to a device address.
   Status enqueue(const std::map<std::string, void*>& bindings, cudaStream_t stream);
   // Median time of each step over `iterations` runs (outside any graph), for profiles.
-  Result<std::vector<StepTiming>> profile_steps(const std::map<std::string, void*>& bindings, cudaStream_t stream,
-                                                int iterations);
+  Result<std::vector<LayerTiming>> profile_steps(const std::map<std::string, void*>& bindings, cudaStream_t stream,
+                                                 int iterations);
   // Whether the last enqueue replayed or captured a CUDA graph.
   bool last_enqueue_used_graph() const { return last_used_graph_; }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backends/registry.h"
 #include "host/cache/cache_testing.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/npy.h"
@@ -198,6 +199,24 @@ TEST_F(EngineCli, AMissingPackageOrGraphIsAUsageError) {
   run = cli("build --package " + kTinynet.package + " --graph resnet");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.output.find("has no graph 'resnet' (it has: tinynet)"), std::string::npos) << run.output;
+}
+
+// --backend takes its choices and their help from the backend registry: every backend of this
+// build, each with its one-line description; anything else is a usage error naming the choices.
+TEST_F(EngineCli, BackendChoicesAndHelpComeFromTheRegistry) {
+  std::string choices;
+  for (const std::string& name : backends::backend_names()) choices += (choices.empty() ? "" : ",") + name;
+  for (const char* command : {"build", "run"}) {
+    const CliRun help = cli(std::string(command) + " --help");
+    ASSERT_EQ(help.exit_code, 0) << help.output;
+    EXPECT_NE(help.output.find("--backend TEXT:{" + choices + "}"), std::string::npos) << help.output;
+    for (const backends::BackendInfo& info : backends::backend_registry())
+      EXPECT_NE(help.output.find(std::string(info.name) + " = " + info.description), std::string::npos) << help.output;
+  }
+  const CliRun unknown = cli("build --package " + kTinynet.package + " --backend tpu");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("tpu"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find(choices), std::string::npos) << unknown.output;
 }
 
 }  // namespace

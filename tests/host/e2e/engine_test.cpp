@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "host/cache/cache_testing.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/package.h"

@@ -1,8 +1,10 @@
 // The environment record and the compatibility check: each rule, with the reason it gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
+#include "backends/registry.h"
 #include "tensoracle/environment.h"
 
 namespace tensoracle {
@@ -60,7 +62,13 @@ TEST(Environment, AbsentGpuIsAnExplicitNull) {
   EXPECT_FALSE(cpu->cpu_arch.empty());
 }
 
+bool build_has_cuda() {
+  const std::vector<std::string> names = backends::backend_names();
+  return std::find(names.begin(), names.end(), "cuda") != names.end();
+}
+
 TEST(Environment, CudaProbeWithoutAGpuSaysWhy) {
+  if (!build_has_cuda()) GTEST_SKIP() << "this build has no cuda backend (TENSORACLE_BUILD_CUDA=OFF)";
   auto cuda = probe_environment("cuda");
   ASSERT_TRUE(cuda.is_ok());
   if (cuda->gpu) GTEST_SKIP() << "this machine has a GPU: " << cuda->gpu->name;
@@ -69,6 +77,7 @@ TEST(Environment, CudaProbeWithoutAGpuSaysWhy) {
 
 // On a GPU machine (in a CUDA build) the probe fills every field.
 TEST(Environment, CudaProbeOnAGpuFillsEveryField) {
+  if (!build_has_cuda()) GTEST_SKIP() << "this build has no cuda backend (TENSORACLE_BUILD_CUDA=OFF)";
   auto cuda = probe_environment("cuda");
   ASSERT_TRUE(cuda.is_ok());
   if (!cuda->gpu) GTEST_SKIP() << "no GPU here: " << cuda->cuda_unavailable_reason;
@@ -87,10 +96,13 @@ TEST(Environment, CudaProbeOnAGpuFillsEveryField) {
   std::printf("%s\n", environment_to_json(*cuda).c_str());
 }
 
-TEST(Environment, UnknownBackendIsAnError) {
+TEST(Environment, UnknownBackendIsAnErrorNamingTheBackendsOfThisBuild) {
   auto bad = probe_environment("tpu");
   ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
   EXPECT_NE(bad.status().message().find("'tpu'"), std::string::npos);
+  for (const std::string& name : backends::backend_names())
+    EXPECT_NE(bad.status().message().find(name), std::string::npos) << bad.status().message();
 }
 
 TEST(Environment, MalformedJsonNamesTheField) {

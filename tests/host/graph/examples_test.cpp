@@ -7,7 +7,7 @@
 #include <functional>
 #include <iostream>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/safetensors.h"
 #include "tiny_transformer/tiny_transformer.h"

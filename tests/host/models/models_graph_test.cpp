@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "bert_encoder/bert_encoder.h"
 #include "host/io/io_test_support.h"
 #include "host/models/state_dicts.h"

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/safetensors.h"
 

@@ -2,7 +2,7 @@
 // what it says to the graph.
 #include <gtest/gtest.h>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "passes/passes.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/float_formats.h"

@@ -1,15 +1,12 @@
-// The CUDA probe (TENSORACLE_BUILD_CUDA=ON): device 0's properties and the versions of the CUDA
-// runtime, the driver, cuBLASLt and cuDNN this process uses.
-#include "engine/cuda_probe.h"
+// The CUDA probe (probe.h).
+#include "backends/cuda/probe.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <fmt/format.h>
-#if defined(TENSORACLE_HAVE_CUDNN)
 #include <cudnn.h>
-#endif
+#include <fmt/format.h>
 
-namespace tensoracle {
+namespace tensoracle::backends::cuda {
 namespace {
 
 // CUDA encodes versions as 1000 * major + 10 * minor.
@@ -20,43 +17,38 @@ std::string cublaslt_version_text(size_t version) {
   return fmt::format("{}.{}.{}", version / 10000, version % 10000 / 100, version % 100);
 }
 
-// cuDNN 9: major * 10000 + minor * 100 + patch; empty when this build has no cuDNN.
+// cuDNN 9: major * 10000 + minor * 100 + patch.
 std::string cudnn_version() {
-#if defined(TENSORACLE_HAVE_CUDNN)
   const size_t version = cudnnGetVersion();
   return fmt::format("{}.{}.{}", version / 10000, version % 10000 / 100, version % 100);
-#else
-  return "";
-#endif
 }
 
 }  // namespace
 
-CudaProbe probe_cuda() {
-  CudaProbe probe;
+void probe_cuda(Environment& environment) {
   int runtime = 0;
   int driver = 0;
   if (cudaRuntimeGetVersion(&runtime) != cudaSuccess || cudaDriverGetVersion(&driver) != cudaSuccess) {
-    probe.unavailable_reason = "the CUDA runtime cannot report its version";
-    return probe;
+    environment.cuda_unavailable_reason = "the CUDA runtime cannot report its version";
+    return;
   }
   if (driver == 0) {
-    probe.unavailable_reason = "no CUDA driver is installed";
-    return probe;
+    environment.cuda_unavailable_reason = "no CUDA driver is installed";
+    return;
   }
   int count = 0;
   const cudaError_t count_error = cudaGetDeviceCount(&count);
   if (count_error != cudaSuccess || count == 0) {
-    probe.unavailable_reason = count_error != cudaSuccess
-                                   ? fmt::format("no CUDA device: {}", cudaGetErrorString(count_error))
-                                   : std::string("no CUDA device");
-    return probe;
+    environment.cuda_unavailable_reason = count_error != cudaSuccess
+                                                     ? fmt::format("no CUDA device: {}", cudaGetErrorString(count_error))
+                                                     : std::string("no CUDA device");
+    return;
   }
   cudaDeviceProp properties{};
   const cudaError_t error = cudaGetDeviceProperties(&properties, 0);
   if (error != cudaSuccess) {
-    probe.unavailable_reason = fmt::format("cannot read the properties of CUDA device 0: {}", cudaGetErrorString(error));
-    return probe;
+    environment.cuda_unavailable_reason = fmt::format("cannot read the properties of CUDA device 0: {}", cudaGetErrorString(error));
+    return;
   }
   GpuProperties gpu;
   gpu.name = properties.name;
@@ -70,15 +62,14 @@ CudaProbe probe_cuda() {
   gpu.total_memory_bytes = static_cast<int64_t>(properties.totalGlobalMem);
   gpu.ecc_enabled = properties.ECCEnabled != 0;
   gpu.integrated = properties.integrated != 0;
-  probe.gpu = gpu;
+  environment.gpu = gpu;
 
   CudaVersions versions;
   versions.runtime = cuda_version_text(runtime);
   versions.driver = cuda_version_text(driver);
   versions.cublaslt = cublaslt_version_text(cublasLtGetVersion());
   versions.cudnn = cudnn_version();
-  probe.cuda = versions;
-  return probe;
+  environment.cuda = versions;
 }
 
-}  // namespace tensoracle
+}  // namespace tensoracle::backends::cuda

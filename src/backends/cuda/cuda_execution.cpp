@@ -1,19 +1,18 @@
-#include "engine/cuda_execution.h"
+// Executions of a restored CUDA plan (cuda_execution.h).
+#include "backends/cuda/cuda_execution.h"
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/plan_json.h"
 #include "backends/cuda/runtime.h"
 #include "core/errors.h"
 
-namespace tensoracle {
+namespace tensoracle::backends::cuda {
 
 namespace {
 
-namespace cu = backends::cuda;
-
 class CudaExecution : public ExecutionBackend {
  public:
-  explicit CudaExecution(std::unique_ptr<cu::Runtime> runtime) : runtime_(std::move(runtime)) {}
+  explicit CudaExecution(std::unique_ptr<Runtime> runtime) : runtime_(std::move(runtime)) {}
 
   Result<std::map<std::string, Dims>> output_shapes(const std::map<std::string, Dims>& input_shapes) override {
     return runtime_->prepare(input_shapes);
@@ -29,7 +28,7 @@ class CudaExecution : public ExecutionBackend {
 
   Result<NamedArrays> run_on_host(const std::map<std::string, Dims>& input_shapes, const NamedArrayViews& inputs,
                                   const std::map<std::string, Dims>& output_shapes, const IoTable& io) override {
-    std::vector<cu::DeviceBuffer> staging;
+    std::vector<DeviceBuffer> staging;
     std::map<std::string, void*> bindings;
     NamedArrays outputs;
     for (const IoTensor& t : io.tensors) {
@@ -40,7 +39,7 @@ class CudaExecution : public ExecutionBackend {
         TO_ASSIGN_OR_RETURN(int64_t n, output_shapes.at(t.name).byte_size(t.dtype));
         bytes = static_cast<size_t>(n);
       }
-      TO_ASSIGN_OR_RETURN(cu::DeviceBuffer buffer, cu::DeviceBuffer::allocate(std::max<size_t>(bytes, 1), t.name.c_str()));
+      TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(std::max<size_t>(bytes, 1), t.name.c_str()));
       if (t.is_input && bytes) TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer.data(), inputs.at(t.name).data, bytes, cudaMemcpyHostToDevice));
       if (!t.is_input) {
         TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, output_shapes.at(t.name)));
@@ -54,7 +53,7 @@ class CudaExecution : public ExecutionBackend {
     const cudaError_t synced = cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
     TO_RETURN_IF_ERROR(ran);
-    TO_RETURN_IF_ERROR(cu::cuda_status(synced, "running the engine"));
+    TO_RETURN_IF_ERROR(cuda_status(synced, "running the engine"));
     for (auto& [name, array] : outputs)
       if (array.byte_size())
         TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(array.data(), bindings.at(name), array.byte_size(), cudaMemcpyDeviceToHost));
@@ -63,45 +62,33 @@ class CudaExecution : public ExecutionBackend {
 
   Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,
                                                   int iterations) override {
-    TO_ASSIGN_OR_RETURN(std::vector<cu::StepTiming> steps,
-                        runtime_->profile_steps(bindings, static_cast<cudaStream_t>(stream), iterations));
-    std::vector<LayerTiming> out;
-    for (cu::StepTiming& s : steps) out.push_back(LayerTiming{std::move(s.layers), std::move(s.kind), std::move(s.tactic), s.median_ms});
-    return out;
+    return runtime_->profile_steps(bindings, static_cast<cudaStream_t>(stream), iterations);
   }
 
  private:
-  std::unique_ptr<cu::Runtime> runtime_;
+  std::unique_ptr<Runtime> runtime_;
 };
 
 class CudaRestoredPlan : public RestoredPlan {
  public:
-  explicit CudaRestoredPlan(std::shared_ptr<const cu::LoadedPlan> plan) : plan_(std::move(plan)) {}
+  explicit CudaRestoredPlan(std::shared_ptr<const LoadedPlan> plan) : plan_(std::move(plan)) {}
   Result<std::unique_ptr<ExecutionBackend>> create_execution() const override {
-    TO_ASSIGN_OR_RETURN(std::unique_ptr<cu::Runtime> runtime, cu::Runtime::create(plan_));
+    TO_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime, Runtime::create(plan_));
     return std::unique_ptr<ExecutionBackend>(std::make_unique<CudaExecution>(std::move(runtime)));
   }
 
  private:
-  std::shared_ptr<const cu::LoadedPlan> plan_;
+  std::shared_ptr<const LoadedPlan> plan_;
 };
 
 }  // namespace
 
-Result<std::shared_ptr<const RestoredPlan>> restore_cuda_engine_plan(const EngineFile& file) {
-  auto keep = std::make_shared<EngineFile>(file);
-  backends::BlobLookup lookup = [keep](const std::string& name) -> Result<ConstantBytes> {
-    TO_ASSIGN_OR_RETURN(ByteView bytes, keep->blob(name));
-    ConstantBytes out;
-    out.view = ArrayView{DataType::kUInt8, Dims({static_cast<int64_t>(bytes.size)}), bytes.data};
-    out.owner = keep;
-    return out;
-  };
-  auto plan = cu::deserialize_plan(file.plan().as_string_view(), lookup);
+Result<std::shared_ptr<const RestoredPlan>> restore_cuda_engine(const EngineFile& file) {
+  auto plan = deserialize_plan(file.plan().as_string_view(), engine_blobs(file));
   if (!plan.is_ok()) return plan.status().with_context(fmt::format("engine '{}'", file.label()));
-  auto loaded = cu::LoadedPlan::load(std::move(plan).value());
+  auto loaded = LoadedPlan::load(std::move(plan).value());
   if (!loaded.is_ok()) return loaded.status().with_context(fmt::format("engine '{}'", file.label()));
   return std::shared_ptr<const RestoredPlan>(std::make_shared<CudaRestoredPlan>(std::move(loaded).value()));
 }
 
-}  // namespace tensoracle
+}  // namespace tensoracle::backends::cuda

@@ -20,19 +20,6 @@ struct ModelPackage::Impl {
   std::vector<TensoracleGraphFn> functions;  // parallel to graphs
 };
 
-Result<std::vector<InputDeclaration>> parse_input_specs(const std::string& text) {
-  std::vector<InputDeclaration> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos) end = text.size();
-    TO_ASSIGN_OR_RETURN(auto spec, parse_input_spec(text.substr(pos, end - pos)));
-    out.push_back(InputDeclaration{spec.first, std::nullopt, {spec.second}});
-    pos = end + 1;
-  }
-  return out;
-}
-
 Result<ModelPackage> ModelPackage::load(const std::string& path) {
   // A bare file name would make dlopen search the system paths; packages are files.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;

@@ -1,25 +1,24 @@
-// The CPU backend behind Engine/Execution: the plan is the network (backends/cpu/cpu_plan.h)
-// whose constants borrow the engine's weight blobs; "device" buffers are host memory and the
-// stream is ignored (enqueue runs synchronously).
-#include "engine/cpu_execution.h"
+// Executions of a restored CPU plan (cpu_execution.h).
+#include "backends/cpu/cpu_execution.h"
 
 #include <cstring>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_plan.h"
+#include "backends/plan_network.h"
 #include "core/errors.h"
 
-namespace tensoracle {
+namespace tensoracle::backends::cpu {
 
 namespace {
 
 class CpuExecution : public ExecutionBackend {
  public:
   explicit CpuExecution(std::shared_ptr<const Network> network)
-      : network_(std::move(network)), backend_(backends::make_cpu_backend()) {}
+      : network_(std::move(network)), backend_(make_cpu_backend()) {}
 
   Result<std::map<std::string, Dims>> output_shapes(const std::map<std::string, Dims>& input_shapes) override {
-    return backends::cpu::infer_output_shapes(*network_, input_shapes);
+    return infer_output_shapes(*network_, input_shapes);
   }
 
   Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
@@ -57,7 +56,7 @@ class CpuExecution : public ExecutionBackend {
 
  private:
   std::shared_ptr<const Network> network_;
-  std::unique_ptr<backends::Backend> backend_;
+  std::unique_ptr<Backend> backend_;
 };
 
 class CpuRestoredPlan : public RestoredPlan {
@@ -73,20 +72,11 @@ class CpuRestoredPlan : public RestoredPlan {
 
 }  // namespace
 
-Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine_plan(const EngineFile& file) {
-  // The constants borrow the blobs; `keep` holds the file's mapping while the network lives.
-  auto keep = std::make_shared<EngineFile>(file);
-  backends::BlobLookup lookup = [keep](const std::string& name) -> Result<ConstantBytes> {
-    TO_ASSIGN_OR_RETURN(ByteView bytes, keep->blob(name));
-    ConstantBytes out;
-    out.view = ArrayView{DataType::kUInt8, Dims({static_cast<int64_t>(bytes.size)}), bytes.data};
-    out.owner = keep;
-    return out;
-  };
-  auto network = backends::cpu::restore_cpu_plan(file.plan().as_string_view(), lookup);
+Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine(const EngineFile& file) {
+  auto network = restore_cpu_plan(file.plan().as_string_view(), engine_blobs(file));
   if (!network.is_ok()) return network.status().with_context(fmt::format("engine '{}'", file.label()));
   auto shared = std::make_shared<const Network>(std::move(network).value());
   return std::shared_ptr<const RestoredPlan>(std::make_shared<CpuRestoredPlan>(std::move(shared)));
 }
 
-}  // namespace tensoracle
+}  // namespace tensoracle::backends::cpu

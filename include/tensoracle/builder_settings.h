@@ -1,0 +1,39 @@
+// The settings a build runs with (part of the build declaration, build.h), in a header of their
+// own because every backend reads them while planning (src/backends/backend.h).
+//
+//   BuilderSettings settings;
+//   settings.optimization_level = 0;  // first candidate per layer, nothing timed
+//   settings.workspace_limit_bytes = uint64_t{256} << 20;
+//
+// Every setting can change the engine, so every one enters the key manifest (to_manifest()).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace tensoracle {
+
+// fp32 math never uses TF32 (recorded as "tf32": "off").
+struct BuilderSettings {
+  uint64_t workspace_limit_bytes = uint64_t{1} << 30;
+  int optimization_level = 3;     // 0..5: how hard to search tactics
+  int timing_iterations = 10;     // per tactic candidate when tactics are timed
+  // cuda: 1 lets independent branches (a downsample convolution, sibling projections) run on an
+  // auxiliary stream beside the main one; 0 runs every layer on the caller's stream.
+  int auxiliary_streams = 1;
+  // Replay the tactic choices recorded in `tactic_record` (an engine file of the same network and
+  // backend) instead of timing: a rebuild that makes the same engine. The record's SHA-256
+  // enters the key manifest; layers the record lacks are timed (the build log names them).
+  bool deterministic_replay = false;
+  std::string tactic_record;
+
+  // The settings in canonical text form, as the key manifest lists them ("optimization_level": "3").
+  std::map<std::string, std::string> to_manifest() const;
+};
+
+// Where a build reports what it is doing ("layer 12/80 conv3: tactic cpu.reference").
+using BuildProgressFn = std::function<void(const std::string& message)>;
+
+}  // namespace tensoracle
