@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/device.h"
 #include "bert_encoder/bert_encoder.h"
 #include "resnet50/resnet50.h"
 #include "tensoracle/build.h"
@@ -38,6 +39,8 @@
 
 namespace tensoracle::bench {
 namespace {
+
+using backends::cuda::DeviceBuffer;
 
 using json = nlohmann::json;
 
@@ -124,23 +127,10 @@ std::vector<ModelSpec> model_specs() {
 
 // ---- device memory and engines ----
 
-class DeviceBuffer {
- public:
-  static Result<DeviceBuffer> allocate(size_t bytes) {
-    void* p = nullptr;
-    TO_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc"));
-    DeviceBuffer buffer;
-    buffer.ptr_.reset(p);
-    return buffer;
-  }
-  void* get() const { return ptr_.get(); }
-
- private:
-  struct Free {
-    void operator()(void* p) const { cudaFree(p); }
-  };
-  std::unique_ptr<void, Free> ptr_;
-};
+// One device buffer per tensor, at least one byte so that every binding has an address.
+Result<DeviceBuffer> device_buffer_for(size_t bytes, const std::string& what) {
+  return DeviceBuffer::allocate(std::max<size_t>(bytes, 1), what.c_str());
+}
 
 struct Stream {
   cudaStream_t stream = nullptr;
@@ -198,21 +188,21 @@ Result<BoundExecution> bind_on_device(const Engine& engine, const NamedArrays& i
     auto it = inputs.find(name);
     if (it == inputs.end()) return Status(StatusCode::kNotFound, "no input array for engine input '" + name + "'");
     TO_RETURN_IF_ERROR(bound.exec.set_input_shape(name, it->second.shape()));
-    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(it->second.byte_size()));
+    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, device_buffer_for(it->second.byte_size(), name));
     TO_RETURN_IF_ERROR(cuda_status(
-        cudaMemcpy(buffer.get(), it->second.data(), it->second.byte_size(), cudaMemcpyHostToDevice), "copy " + name));
-    TO_RETURN_IF_ERROR(bound.exec.bind(name, buffer.get()));
+        cudaMemcpy(buffer.data(), it->second.data(), it->second.byte_size(), cudaMemcpyHostToDevice), "copy " + name));
+    TO_RETURN_IF_ERROR(bound.exec.bind(name, buffer.data()));
     bound.buffers.push_back(std::move(buffer));
   }
   for (const std::string& name : engine.output_names()) {
     TO_ASSIGN_OR_RETURN(Dims shape, bound.exec.tensor_shape(name));
     TO_ASSIGN_OR_RETURN(IoTensor io, engine.tensor(name));
     TO_ASSIGN_OR_RETURN(HostArray host, HostArray::zeros(io.dtype, shape));
-    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(host.byte_size()));
+    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, device_buffer_for(host.byte_size(), name));
     // 0xFF bytes are NaN in every float type: an element the engine never writes shows up.
-    TO_RETURN_IF_ERROR(cuda_status(cudaMemset(buffer.get(), 0xFF, host.byte_size()), "poison " + name));
-    TO_RETURN_IF_ERROR(bound.exec.bind(name, buffer.get()));
-    bound.outputs.emplace(name, std::make_pair(buffer.get(), std::move(host)));
+    TO_RETURN_IF_ERROR(cuda_status(cudaMemset(buffer.data(), 0xFF, host.byte_size()), "poison " + name));
+    TO_RETURN_IF_ERROR(bound.exec.bind(name, buffer.data()));
+    bound.outputs.emplace(name, std::make_pair(buffer.data(), std::move(host)));
     bound.buffers.push_back(std::move(buffer));
   }
   return bound;

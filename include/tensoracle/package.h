@@ -1,5 +1,11 @@
-// Model packages: shared libraries that register graph functions for the CLI, the Python module
-// and the workflow runner (docs/model-packages.md).
+// Model packages: shared libraries that export graph functions with their defaults (weights,
+// input shapes), so the CLI (`tensoracle build --package LIB`) and programs can build engines of
+// models they were not compiled with (docs/model-packages.md).
+//
+//   TO_ASSIGN_OR_RETURN(ModelPackage package, ModelPackage::load("libtensoracle_example_tinynet.so"));
+//   TO_ASSIGN_OR_RETURN(EngineBuild build, package.engine_build("tinynet"));  // the package's defaults
+//   build.settings.optimization_level = 0;
+//   TO_ASSIGN_OR_RETURN(OpenedEngine opened, open_engine(build));              // open_engine.h
 //
 // A package exports one C entry point:
 //

@@ -16,6 +16,7 @@
 
 #include "backends/registry.h"
 #include "backends/cuda/cuda_tactic.h"
+#include "gpu/gpu_testing.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/float_formats.h"
 #include "tensoracle/network.h"
@@ -31,12 +32,6 @@ using backends::cuda::RunContext;
 using backends::cuda::StepBuffers;
 using backends::cuda::StepInstance;
 using backends::cuda::TacticFamily;
-
-#define CUDA_OK(call)                                                             \
-  do {                                                                            \
-    const cudaError_t error_ = (call);                                            \
-    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
-  } while (0)
 
 // ---- inputs ----
 
@@ -163,12 +158,7 @@ double bound(DataType t) { return t == DataType::kFloat32 ? 1e-6 : t == DataType
 
 class AttentionOnGpu : public ::testing::Test {
  protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-  }
+  void SetUp() override { TO_SKIP_WITHOUT_GPU(); }
 
   void check_backend(const AttentionCase& c, uint32_t seed, double max_rel_l2 = -1) {
     const Built b = build(c, seed);

@@ -15,18 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_testing.h"
+#include "gpu/seeded_arrays.h"
 #include "tensoracle/bundle.h"
 
 namespace tensoracle {
 namespace {
 
 namespace fs = std::filesystem;
-
-#define CUDA_OK(call)                                                                  \
-  do {                                                                                 \
-    const cudaError_t error_ = (call);                                                 \
-    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_);      \
-  } while (0)
 
 constexpr float kPoison = -12345.678f;  // a value neither kernel can produce from these inputs
 
@@ -37,24 +33,16 @@ std::string read_bytes(const fs::path& path) {
   return bytes.str();
 }
 
-// Seeded, never zero, mixed signs and magnitudes.
+// Seeded, never zero, mixed signs and magnitudes (seeded_arrays.h).
 std::vector<float> random_inputs(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> magnitude(0.125f, 8.0f);
-  std::bernoulli_distribution negative(0.5);
-  std::vector<float> out(n);
-  for (float& v : out) v = negative(rng) ? -magnitude(rng) : magnitude(rng);
-  return out;
+  const HostArray values = testing::random_array(DataType::kFloat32, {static_cast<int64_t>(n)}, seed);
+  return std::vector<float>(values.data_as<float>(), values.data_as<float>() + n);
 }
 
 class BundleOnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-    }
+    TO_SKIP_WITHOUT_GPU();
     cudaDeviceProp properties{};
     CUDA_OK(cudaGetDeviceProperties(&properties, 0));
     sm_ = properties.major * 10 + properties.minor;

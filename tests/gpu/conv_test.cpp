@@ -31,6 +31,7 @@
 #include "backends/cuda/planned_step.h"
 #include "backends/cuda/tactic_timer.h"
 #include "backends/plan_network.h"
+#include "gpu/gpu_testing.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/float_formats.h"
 #include "tensoracle/network.h"
@@ -173,16 +174,6 @@ void expect_close(const HostArray& got, const HostArray& ref, const std::string&
   EXPECT_LE(cmp->rel_l2_error, lim.rel_l2) << what;
 }
 
-bool gpu_missing(std::string* why) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    *why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device";
-    return true;
-  }
-  return false;
-}
-
 struct Param {
   ConvCase c;
   DataType dtype;
@@ -199,10 +190,7 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 
 class ConvGpu : public ::testing::TestWithParam<Param> {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (gpu_missing(&why)) GTEST_SKIP() << why;
-  }
+  void SetUp() override { TO_SKIP_WITHOUT_GPU(); }
 };
 
 TEST_P(ConvGpu, NetworkMatchesCpu) {
@@ -459,8 +447,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, ConvGpu, ::testing::ValuesIn(params()), param_na
 
 // Replaying a recorded choice on a fresh tactic gives the same engine and the same result.
 TEST(ConvGpuReplay, RecordedChoiceReplays) {
-  std::string why;
-  if (gpu_missing(&why)) GTEST_SKIP() << why;
+  TO_SKIP_WITHOUT_GPU();
   namespace cu = backends::cuda;
   const ConvCase c = cases().at(0);
   Network net;
@@ -493,8 +480,7 @@ TEST(ConvGpuReplay, RecordedChoiceReplays) {
 // to a padded tactic of the same engine that computes the same output, bit for bit; choices
 // without "pad_channels" replay unpadded, and a padding other than 8 is refused.
 TEST(ConvGpuReplay, RecordedPaddedChoiceReplaysPadded) {
-  std::string why;
-  if (gpu_missing(&why)) GTEST_SKIP() << why;
+  TO_SKIP_WITHOUT_GPU();
   namespace cu = backends::cuda;
   const ConvCase c{"stem", false, {2, 3, 24, 24}, 64, {7, 7}, {2, 2}, {}, {3, 3}, {3, 3}, {}, 1, true, Tail::kRelu};
   StepRig rig;
@@ -599,8 +585,7 @@ TEST(ConvPadChannels, PaddedProblemsAndWhoGetsThem) {
 // A library engine that writes a wrong result (here: zeros) loses to the reference kernel even as
 // the first candidate offered, and even as the only one (optimization level 0).
 TEST(ConvGpuTiming, AWrongFirstCandidateIsRejectedAgainstTheReferenceKernel) {
-  std::string why;
-  if (gpu_missing(&why)) GTEST_SKIP() << why;
+  TO_SKIP_WITHOUT_GPU();
   namespace cu = backends::cuda;
   class Zeros final : public cu::CudaTactic {
    public:

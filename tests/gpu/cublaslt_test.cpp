@@ -24,18 +24,14 @@
 #include "backends/cuda/cublaslt/lt_gemm.h"
 #include "backends/cuda/cublaslt/matmul_plan.h"
 #include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/device.h"
+#include "gpu/gpu_testing.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/float_formats.h"
 #include "tensoracle/network.h"
 
 namespace tensoracle::backends::cuda {
 namespace {
-
-#define CUDA_OK(call)                                                                \
-  do {                                                                               \
-    const cudaError_t error_ = (call);                                               \
-    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_);    \
-  } while (0)
 
 enum class Act { kNone, kRelu, kGeluTanh, kGeluErf };
 
@@ -384,36 +380,15 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return info.param.name + "_" + std::string(data_type_name(info.param.type));
 }
 
-bool has_gpu(std::string* why) {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    *why = std::string("no CUDA GPU: ") + (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-    return false;
-  }
-  return true;
-}
-
 Result<NamedArrays> run_on(const char* backend, const Network& net, const NamedArrays& inputs) {
   TO_ASSIGN_OR_RETURN(auto b, create_backend(backend));
   return b->execute(net, views_of(inputs));
 }
 
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (ptr) cudaFree(ptr);
-  }
-};
-
 class CublasLtFamilyOnGpu : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    std::string why;
-    if (!has_gpu(&why)) GTEST_SKIP() << why;
+    TO_SKIP_WITHOUT_GPU();
     cudaDeviceProp properties{};
     CUDA_OK(cudaGetDeviceProperties(&properties, 0));
     device_.cc_major = properties.major;
@@ -436,12 +411,13 @@ class CublasLtFamilyOnGpu : public ::testing::TestWithParam<Case> {
 // Runs `tactic` on device copies of `inputs` (output poisoned with NaN) and returns the output.
 void run_tactic(CudaTactic& tactic, const StepInstance& step, const NamedArrays& inputs, const RunContext& ctx,
                 HostArray* result) {
-  std::vector<std::unique_ptr<DeviceBuffer>> owned;
+  std::vector<DeviceBuffer> owned;
   const auto upload = [&](const HostArray& host) {
-    owned.push_back(std::make_unique<DeviceBuffer>());
-    EXPECT_EQ(cudaMalloc(&owned.back()->ptr, std::max<size_t>(host.byte_size(), 1)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(owned.back()->ptr, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
-    return DeviceTensor{host.dtype(), host.shape(), Layout::kLinear, owned.back()->ptr};
+    auto buffer = DeviceBuffer::allocate(std::max<size_t>(host.byte_size(), 1), "a test tensor");
+    EXPECT_TRUE(buffer.is_ok()) << buffer.status().to_string();
+    owned.push_back(buffer.is_ok() ? std::move(buffer).value() : DeviceBuffer());
+    EXPECT_EQ(cudaMemcpy(owned.back().data(), host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
+    return DeviceTensor{host.dtype(), host.shape(), Layout::kLinear, owned.back().data()};
   };
   StepBuffers buffers;
   buffers.inputs = {upload(inputs.at("a")), upload(inputs.at("b"))};
@@ -451,10 +427,10 @@ void run_tactic(CudaTactic& tactic, const StepInstance& step, const NamedArrays&
   DeviceTensor d = upload(out);
   CUDA_OK(cudaMemset(d.data, 0xFF, std::max<size_t>(out.byte_size(), 1)));  // NaN in every float type
   buffers.outputs = {d};
-  DeviceBuffer workspace;
   buffers.workspace_bytes = tactic.workspace_size(step);
-  if (buffers.workspace_bytes) CUDA_OK(cudaMalloc(&workspace.ptr, buffers.workspace_bytes));
-  buffers.workspace = workspace.ptr;
+  auto workspace = DeviceBuffer::allocate(buffers.workspace_bytes, "the workspace");
+  ASSERT_TRUE(workspace.is_ok()) << workspace.status().to_string();
+  buffers.workspace = workspace->data();
   const Status status = tactic.run(step, buffers, ctx);
   ASSERT_TRUE(status.is_ok()) << tactic.name() << ": " << status.to_string();
   CUDA_OK(cudaStreamSynchronize(ctx.stream));
@@ -498,8 +474,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, CublasLtFamilyOnGpu, ::testing::ValuesIn(gpu_cas
 class CublasLtNetworkOnGpu : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    std::string why;
-    if (!has_gpu(&why)) GTEST_SKIP() << why;
+    TO_SKIP_WITHOUT_GPU();
   }
 };
 

@@ -12,21 +12,11 @@
 #include "tensoracle/compare.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/float_formats.h"
-#include "seeded_arrays.h"
+#include "gpu/gpu_testing.h"
+#include "gpu/seeded_arrays.h"
 
 namespace tensoracle {
 namespace {
-
-#define CUDA_OK(call)                                                             \
-  do {                                                                            \
-    const cudaError_t error_ = (call);                                            \
-    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
-  } while (0)
-
-bool have_gpu() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
 
 using testing::seeded;
 
@@ -68,9 +58,7 @@ HostArray cpu_reference(DataType type, const HostArray& x) {
 
 class CudaEngine : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
-  }
+  void SetUp() override { TO_SKIP_WITHOUT_GPU(); }
 };
 
 TEST_F(CudaEngine, BuildsReloadsAndRunsEveryShapeOfItsProfileOnCallerBuffers) {

@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "gpu/family_testing.h"
+#include "gpu/seeded_arrays.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/copy_plan.h"
 #include "backends/cuda/kernels/copy_strided.h"
@@ -34,46 +36,14 @@
 namespace tensoracle::backends::cuda {
 namespace {
 
-#define CUDA_OK(call)                                                             \
-  do {                                                                            \
-    const cudaError_t error_ = (call);                                            \
-    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
-  } while (0)
-
-// ---------------------------------------------------------------- inputs
-
-enum class Fill {
-  kMixed,          // non-zero, mixed signs, magnitudes 1/8 .. 8
-  kSmallIntegers,  // -3 .. 3: many ties (top-k)
-  kGrid,           // uniform in [-1.2, 1.2]: grid-sample coordinates, some outside the image
-};
-
-HostArray random_array(DataType type, Dims shape, uint32_t seed, Fill fill = Fill::kMixed) {
-  HostArray array = HostArray::zeros(type, shape).value();
-  std::mt19937 rng(seed);
-  std::vector<double> values(static_cast<size_t>(array.element_count()));
-  std::uniform_real_distribution<double> magnitude(0.125, 8.0), grid(-1.2, 1.2);
-  std::uniform_int_distribution<int> small(-3, 3), integer(-100, 100);
-  std::bernoulli_distribution negative(0.5);
-  for (double& v : values) {
-    if (fill == Fill::kSmallIntegers) v = small(rng);
-    else if (fill == Fill::kGrid) v = grid(rng);
-    else if (!is_floating_point(type)) v = integer(rng) | 1;  // odd: never zero
-    else v = negative(rng) ? -magnitude(rng) : magnitude(rng);
-  }
-  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
-  return array;
-}
-
-HostArray index_array(DataType type, Dims shape, int64_t axis_size, uint32_t seed) {
-  HostArray array = HostArray::zeros(type, shape).value();
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> index(-axis_size, axis_size - 1);  // negatives count from the end
-  std::vector<double> values(static_cast<size_t>(array.element_count()));
-  for (double& v : values) v = static_cast<double>(index(rng));
-  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
-  return array;
-}
+using testing::candidate_names;
+using testing::family;
+using testing::Fill;
+using testing::index_array;
+using testing::Match;
+using testing::OneLayer;
+using testing::OnGpu;
+using testing::random_array;
 
 // ---------------------------------------------------------------- host-only: planning
 
@@ -228,27 +198,6 @@ TEST(FastDivider, MatchesIntegerDivisionOverTheWholeRange) {
 
 // ---------------------------------------------------------------- steps of one-layer networks
 
-// The last node of `net` as a step with concrete shapes (the networks here are static).
-struct OneLayer {
-  Network net;
-  std::vector<const TensorDesc*> inputs;
-  std::vector<TensorDesc> outputs;
-
-  explicit OneLayer(Network n) : net(std::move(n)) {
-    const Node& node = net.node(net.num_nodes() - 1);
-    for (Tensor t : node.inputs) inputs.push_back(&net.tensor(t).desc);
-    for (Tensor t : node.outputs) outputs.push_back(net.tensor(t).desc);
-  }
-  const Node& node() const { return net.node(net.num_nodes() - 1); }
-  StepInstance step(Layout layout = Layout::kLinear) const {
-    StepInstance step{NodeInstance{node(), inputs, outputs}, {}, {}, {}, {}, {}};
-    step.input_layouts.assign(inputs.size(), layout);
-    step.output_layouts.assign(outputs.size(), layout);
-    step.outputs = outputs;
-    return step;
-  }
-};
-
 Network transpose_net(DataType type, Dims shape, std::vector<int64_t> perm) {
   Network n;
   n.mark_output(n.transpose(n.add_input("x", type, shape), TransposeAttributes().set_perm(perm)), "y");
@@ -259,21 +208,6 @@ Network pooling_net(DataType type, Dims shape, const PoolingAttributes& attrs) {
   Network n;
   n.mark_output(n.pooling(n.add_input("x", type, shape), attrs), "y");
   return n;
-}
-
-const TacticFamily& family(const std::string& name) {
-  const TacticFamily* f = tactic_families().find(name);
-  EXPECT_NE(f, nullptr) << name << " is not registered";
-  return *f;
-}
-
-std::vector<std::string> candidate_names(const TacticFamily& f, const StepInstance& step) {
-  std::vector<std::string> names;
-  auto candidates = f.candidates(step, RunContext{}, 8);
-  EXPECT_TRUE(candidates.is_ok()) << candidates.status().message();
-  if (candidates.is_ok())
-    for (const auto& c : *candidates) names.push_back(c->name());
-  return names;
 }
 
 TEST(DataMovementFamilies, EveryLayerKindHasItsFamily) {
@@ -344,156 +278,6 @@ TEST(DataMovementFamilies, AFusedEpilogueIsRefusedWithTheLayerName) {
 
 // ---------------------------------------------------------------- on the GPU
 
-class OnGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-    CUDA_OK(cudaStreamCreate(&stream_));
-    cudaDeviceProp p{};
-    CUDA_OK(cudaGetDeviceProperties(&p, 0));
-    device_.cc_major = p.major;
-    device_.cc_minor = p.minor;
-    device_.sm_count = p.multiProcessorCount;
-    device_.l2_bytes = static_cast<size_t>(p.l2CacheSize);
-    device_.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-
-  struct DeviceMemory {
-    void* ptr = nullptr;
-    explicit DeviceMemory(size_t bytes) {
-      if (bytes) {
-        EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess);
-      }
-    }
-    ~DeviceMemory() { cudaFree(ptr); }
-    DeviceMemory(const DeviceMemory&) = delete;
-    DeviceMemory& operator=(const DeviceMemory&) = delete;
-  };
-
-  // A device copy of `host` in `layout` (made with launch_reformat for nhwc).
-  std::unique_ptr<DeviceMemory> upload(const HostArray& host, Layout layout) {
-    auto linear = std::make_unique<DeviceMemory>(host.byte_size());
-    EXPECT_EQ(cudaMemcpy(linear->ptr, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
-    if (layout == Layout::kLinear) return linear;
-    auto laid_out = std::make_unique<DeviceMemory>(host.byte_size());
-    const Status s = launch_reformat({host.dtype(), host.shape(), Layout::kLinear, linear->ptr},
-                                     {host.dtype(), host.shape(), layout, laid_out->ptr}, stream_);
-    EXPECT_TRUE(s.is_ok()) << s.message();
-    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    return laid_out;
-  }
-
-  // The linear host copy of a device tensor.
-  HostArray download(const DeviceTensor& t) {
-    HostArray host = HostArray::zeros(t.dtype, t.shape).value();
-    DeviceMemory linear(host.byte_size());
-    const void* src = t.data;
-    if (t.layout != Layout::kLinear) {
-      const Status s = launch_reformat(t, {t.dtype, t.shape, Layout::kLinear, linear.ptr}, stream_);
-      EXPECT_TRUE(s.is_ok()) << s.message();
-      src = linear.ptr;
-    }
-    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(host.data(), src, host.byte_size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    return host;
-  }
-
-  // fp32 results within rel L2 1e-6 of the reference; narrower types within their precision.
-  static double rel_l2_bound(DataType type) {
-    return type == DataType::kFloat16 ? 2e-3 : type == DataType::kBFloat16 ? 1e-2 : 1e-6;
-  }
-
-  static void expect_matches(const std::string& what, const HostArray& got, const HostArray& want, bool exact) {
-    ASSERT_EQ(got.dtype(), want.dtype()) << what;
-    ASSERT_EQ(got.shape(), want.shape()) << what;
-    if (exact) {
-      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.byte_size()), 0) << what << ": not bit-identical";
-      return;
-    }
-    auto cmp = compare_outputs(got.view(), want.view());
-    ASSERT_TRUE(cmp.is_ok()) << what << ": " << cmp.status().message();
-    EXPECT_EQ(cmp->candidate_non_finite.total(), cmp->reference_non_finite.total()) << what << ": unwritten or NaN outputs";
-    EXPECT_LE(cmp->rel_l2_error, rel_l2_bound(got.dtype())) << what << " (max abs error " << cmp->max_abs_error << ")";
-    EXPECT_GT(cmp->l2_reference, 0.0) << what << ": the reference is all zeros, the test proves nothing";
-  }
-
-  // Runs every candidate of `family_name` for the network's last layer, on poisoned outputs,
-  // with tensors in `layout`, and compares each with the CPU backend.
-  void check_every_candidate(const std::string& family_name, Network net, const NamedArrays& inputs, bool exact,
-                             Layout layout = Layout::kLinear) {
-    auto cpu = create_backend("cpu");
-    ASSERT_TRUE(cpu.is_ok());
-    auto expected = (*cpu)->execute(net, views_of(inputs));
-    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
-
-    const OneLayer layer(std::move(net));
-    const StepInstance step = layer.step(layout);
-    const TacticFamily& f = family(family_name);
-    const Status can = f.can_implement(step, device_);
-    ASSERT_TRUE(can.is_ok()) << can.message();
-    const RunContext ctx{stream_, nullptr, nullptr, &device_};
-    auto candidates = f.candidates(step, ctx, 8);
-    ASSERT_TRUE(candidates.is_ok()) << candidates.status().message();
-    ASSERT_FALSE(candidates->empty());
-
-    std::vector<std::unique_ptr<DeviceMemory>> in_memory;
-    StepBuffers buffers;
-    for (Tensor t : layer.node().inputs) {
-      const TensorInfo& info = layer.net.tensor(t);
-      const HostArray& host = inputs.at(info.name);
-      in_memory.push_back(upload(host, layout));
-      buffers.inputs.push_back({host.dtype(), host.shape(), layout, in_memory.back()->ptr});
-    }
-    for (auto& tactic : *candidates) {
-      SCOPED_TRACE(tactic->name());
-      std::vector<std::unique_ptr<DeviceMemory>> out_memory;
-      buffers.outputs.clear();
-      for (const TensorDesc& d : layer.outputs) {
-        const size_t bytes = static_cast<size_t>(d.shape.element_count().value()) * data_type_size(d.dtype);
-        out_memory.push_back(std::make_unique<DeviceMemory>(bytes));
-        CUDA_OK(cudaMemset(out_memory.back()->ptr, 0xFF, bytes));  // NaN / -1: never a correct output here
-        buffers.outputs.push_back({d.dtype, d.shape, layout, out_memory.back()->ptr});
-      }
-      DeviceMemory workspace(tactic->workspace_size(step));
-      buffers.workspace = workspace.ptr;
-      buffers.workspace_bytes = tactic->workspace_size(step);
-      const Status init = tactic->initialize(step, ctx);
-      ASSERT_TRUE(init.is_ok()) << init.message();
-      const Status ran = tactic->run(step, buffers, ctx);
-      ASSERT_TRUE(ran.is_ok()) << ran.message();
-      CUDA_OK(cudaStreamSynchronize(stream_));
-      for (size_t o = 0; o < layer.outputs.size(); ++o) {
-        const std::string& name = layer.net.tensor(layer.node().outputs[o]).name;
-        expect_matches(tactic->name() + " output '" + name + "'", download(buffers.outputs[o]), expected->at(name), exact);
-      }
-    }
-  }
-
-  // Runs `net` through create_backend("cuda") and compares every output with the CPU backend.
-  void check_backend(const Network& net, const NamedArrays& inputs, bool exact) {
-    auto cpu = create_backend("cpu");
-    auto gpu = create_backend("cuda");
-    ASSERT_TRUE(cpu.is_ok());
-    ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
-    auto want = (*cpu)->execute(net, views_of(inputs));
-    ASSERT_TRUE(want.is_ok()) << want.status().message();
-    auto got = (*gpu)->execute(net, views_of(inputs));
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    for (const auto& [name, array] : *want) {
-      ASSERT_TRUE(got->count(name)) << name;
-      expect_matches("cuda backend output '" + name + "'", got->at(name), array, exact);
-    }
-  }
-
-  cudaStream_t stream_ = nullptr;
-  DeviceInfo device_;
-};
 
 NamedArrays one_input(const std::string& name, HostArray array) {
   NamedArrays inputs;
@@ -514,7 +298,7 @@ TEST_F(Reformat, LinearToNhwcAndBackIsBitExactAndReallyChannelsLast) {
     auto nhwc = upload(x, Layout::kNhwc);
     // The channels-last buffer holds x[n, c, h, w] at ((n*H + h)*W + w)*C + c.
     HostArray raw = HostArray::zeros(type, shape).value();
-    CUDA_OK(cudaMemcpy(raw.data(), nhwc->ptr, raw.byte_size(), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(raw.data(), nhwc.data(), raw.byte_size(), cudaMemcpyDeviceToHost));
     const int64_t C = 19, H = 13, W = 21;
     int mismatches = 0;
     for (int64_t n = 0; n < 2; ++n)
@@ -526,8 +310,8 @@ TEST_F(Reformat, LinearToNhwcAndBackIsBitExactAndReallyChannelsLast) {
                                       static_cast<const char*>(raw.data()) + channels_last * e, e) != 0;
           }
     EXPECT_EQ(mismatches, 0);
-    const HostArray back = download({type, shape, Layout::kNhwc, nhwc->ptr});
-    expect_matches("round trip", back, x, /*exact=*/true);
+    const HostArray back = download({type, shape, Layout::kNhwc, nhwc.data()});
+    expect_matches("round trip", back, x, Match::kBitExact);
   }
 }
 
@@ -544,34 +328,34 @@ class DataMovementKernels : public OnGpu {};
 TEST_F(DataMovementKernels, Reshape) {
   Network n;
   n.mark_output(n.reshape(n.add_input("x", DataType::kBFloat16, {6, 35}), ReshapeAttributes().set_shape({5, -1, 3})), "y");
-  check_every_candidate("kernel.reshape", std::move(n), one_input("x", random_array(DataType::kBFloat16, {6, 35}, 1)), true);
+  check_every_candidate("kernel.reshape", std::move(n), one_input("x", random_array(DataType::kBFloat16, {6, 35}, 1)), Match::kBitExact);
 }
 
 TEST_F(DataMovementKernels, TransposeOf1024x1024Fp16) {
   check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat16, {1024, 1024}, {1, 0}),
-                        one_input("x", random_array(DataType::kFloat16, {1024, 1024}, 2)), true);
+                        one_input("x", random_array(DataType::kFloat16, {1024, 1024}, 2)), Match::kBitExact);
 }
 
 TEST_F(DataMovementKernels, TransposeOfOtherRanksAndTypes) {
   check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat32, {2, 3, 33, 65}, {0, 2, 3, 1}),
-                        one_input("x", random_array(DataType::kFloat32, {2, 3, 33, 65}, 3)), true);
+                        one_input("x", random_array(DataType::kFloat32, {2, 3, 33, 65}, 3)), Match::kBitExact);
   check_every_candidate("kernel.transpose", transpose_net(DataType::kInt8, {4, 37, 41}, {2, 0, 1}),
-                        one_input("x", random_array(DataType::kInt8, {4, 37, 41}, 4)), true);
+                        one_input("x", random_array(DataType::kInt8, {4, 37, 41}, 4)), Match::kBitExact);
   check_every_candidate("kernel.transpose", transpose_net(DataType::kInt64, {3, 70, 40}, {1, 0, 2}),
-                        one_input("x", random_array(DataType::kInt64, {3, 70, 40}, 5)), true);
+                        one_input("x", random_array(DataType::kInt64, {3, 70, 40}, 5)), Match::kBitExact);
 }
 
 TEST_F(DataMovementKernels, BertHeadSplitTransposeInSixteenByteChunks) {
   // BERT-base batch 32 (chunk copy), then rows of 6 fp16 (12 bytes: the element kernel) and
   // fp32 / bf16 rows of whole chunks with outer dims that are not powers of two.
   check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat16, {32, 128, 12, 64}, {0, 2, 1, 3}),
-                        one_input("x", random_array(DataType::kFloat16, {32, 128, 12, 64}, 6)), true);
+                        one_input("x", random_array(DataType::kFloat16, {32, 128, 12, 64}, 6)), Match::kBitExact);
   check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat16, {3, 7, 5, 6}, {0, 2, 1, 3}),
-                        one_input("x", random_array(DataType::kFloat16, {3, 7, 5, 6}, 7)), true);
+                        one_input("x", random_array(DataType::kFloat16, {3, 7, 5, 6}, 7)), Match::kBitExact);
   check_every_candidate("kernel.transpose", transpose_net(DataType::kFloat32, {3, 7, 5, 12}, {2, 0, 1, 3}),
-                        one_input("x", random_array(DataType::kFloat32, {3, 7, 5, 12}, 8)), true);
+                        one_input("x", random_array(DataType::kFloat32, {3, 7, 5, 12}, 8)), Match::kBitExact);
   check_every_candidate("kernel.transpose", transpose_net(DataType::kBFloat16, {5, 9, 11, 24}, {1, 2, 0, 3}),
-                        one_input("x", random_array(DataType::kBFloat16, {5, 9, 11, 24}, 9)), true);
+                        one_input("x", random_array(DataType::kBFloat16, {5, 9, 11, 24}, 9)), Match::kBitExact);
 }
 
 // The strided copy on raw device memory at given byte offsets from 256-aligned allocations,
@@ -600,9 +384,9 @@ class StridedCopyKernel : public OnGpu {
       }
       std::memcpy(&want[static_cast<size_t>(dst) * element_size], &in[static_cast<size_t>(src) * element_size], element_size);
     }
-    DeviceMemory din(in_bytes + in_shift), dout(out_bytes + out_shift);
-    unsigned char* in_ptr = static_cast<unsigned char*>(din.ptr) + in_shift;
-    unsigned char* out_ptr = static_cast<unsigned char*>(dout.ptr) + out_shift;
+    DeviceBuffer din = device_memory(in_bytes + in_shift), dout = device_memory(out_bytes + out_shift);
+    unsigned char* in_ptr = static_cast<unsigned char*>(din.data()) + in_shift;
+    unsigned char* out_ptr = static_cast<unsigned char*>(dout.data()) + out_shift;
     CUDA_OK(cudaMemcpy(in_ptr, in.data(), in_bytes, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemset(out_ptr, 0xAB, out_bytes));
     CUDA_OK(launch_strided_copy(in_ptr, out_ptr, element_size, c, CopyKernel::kAuto, stream_));
@@ -654,7 +438,7 @@ TEST_F(DataMovementKernels, ConcatOfThreeOnAnInnerAxis) {
       inputs[name] = random_array(type, shapes[i], 10 + static_cast<uint32_t>(i));
     }
     n.mark_output(n.concat(parts, ConcatAttributes().set_axis(axis)), "y");
-    check_every_candidate("kernel.concat", std::move(n), inputs, true);
+    check_every_candidate("kernel.concat", std::move(n), inputs, Match::kBitExact);
   }
 }
 
@@ -663,12 +447,12 @@ TEST_F(DataMovementKernels, SliceWithNegativeStrides) {
   a.mark_output(a.slice(a.add_input("x", DataType::kFloat32, {64, 80}),
                         SliceAttributes().set_start({63, 79}).set_size({32, 40}).set_stride({-2, -2})),
                 "y");
-  check_every_candidate("kernel.slice", std::move(a), one_input("x", random_array(DataType::kFloat32, {64, 80}, 20)), true);
+  check_every_candidate("kernel.slice", std::move(a), one_input("x", random_array(DataType::kFloat32, {64, 80}, 20)), Match::kBitExact);
   Network b;
   b.mark_output(b.slice(b.add_input("x", DataType::kUInt8, {5, 6, 7}),
                         SliceAttributes().set_start({4, 0, 6}).set_size({5, 3, 7}).set_stride({-1, 2, -1})),
                 "y");
-  check_every_candidate("kernel.slice", std::move(b), one_input("x", random_array(DataType::kUInt8, {5, 6, 7}, 21)), true);
+  check_every_candidate("kernel.slice", std::move(b), one_input("x", random_array(DataType::kUInt8, {5, 6, 7}, 21)), Match::kBitExact);
 }
 
 TEST_F(DataMovementKernels, PadInEveryMode) {
@@ -679,12 +463,12 @@ TEST_F(DataMovementKernels, PadInEveryMode) {
                         PadAttributes().set_pre({2, 3}).set_post({1, 3}).set_mode(mode).set_value(1.5)),
                   "y");
     check_every_candidate("kernel.pad", std::move(n), one_input("x", random_array(DataType::kFloat16, {2, 3, 9, 10}, 30)),
-                          true);
+                          Match::kBitExact);
   }
   Network n;
   n.mark_output(n.pad(n.add_input("x", DataType::kInt32, {4, 5, 6}), PadAttributes().set_pre({1, 0, 2}).set_post({0, 3, 1}).set_value(-7)),
                 "y");
-  check_every_candidate("kernel.pad", std::move(n), one_input("x", random_array(DataType::kInt32, {4, 5, 6}, 31)), true);
+  check_every_candidate("kernel.pad", std::move(n), one_input("x", random_array(DataType::kInt32, {4, 5, 6}, 31)), Match::kBitExact);
 }
 
 TEST_F(DataMovementKernels, GatherWithNegativeIndices) {
@@ -695,7 +479,7 @@ TEST_F(DataMovementKernels, GatherWithNegativeIndices) {
   NamedArrays in_a;
   in_a["x"] = random_array(DataType::kFloat32, {6, 50, 16}, 40);
   in_a["i"] = index_array(DataType::kInt64, {3, 4}, 50, 41);
-  check_every_candidate("kernel.gather", std::move(a), in_a, true);
+  check_every_candidate("kernel.gather", std::move(a), in_a, Match::kBitExact);
 
   Network b;  // an embedding lookup, fp16 rows of 64, int32 ids
   b.mark_output(b.gather(b.add_input("table", DataType::kFloat16, {1000, 64}), b.add_input("ids", DataType::kInt32, {8, 16})),
@@ -703,7 +487,7 @@ TEST_F(DataMovementKernels, GatherWithNegativeIndices) {
   NamedArrays in_b;
   in_b["table"] = random_array(DataType::kFloat16, {1000, 64}, 42);
   in_b["ids"] = index_array(DataType::kInt32, {8, 16}, 1000, 43);
-  check_every_candidate("kernel.gather", std::move(b), in_b, true);
+  check_every_candidate("kernel.gather", std::move(b), in_b, Match::kBitExact);
 }
 
 // ---- top-k
@@ -716,7 +500,7 @@ class TopKKernel : public OnGpu {
     TopKOutputs t = n.top_k(n.add_input("x", type, shape), TopKAttributes().set_k(k).set_axis(axis).set_largest(largest));
     n.mark_output(t.values, "values");
     n.mark_output(t.indices, "indices");
-    check_every_candidate("kernel.top_k", std::move(n), one_input("x", random_array(type, shape, seed, fill)), true);
+    check_every_candidate("kernel.top_k", std::move(n), one_input("x", random_array(type, shape, seed, fill)), Match::kBitExact);
   }
 };
 
@@ -749,7 +533,7 @@ TEST_F(SamplingKernels, ResizeInEveryModeAndCoordinateMapping) {
                              ResizeAttributes().set_mode(mode).set_coordinates(co).set_output_size({8, 9})),
                     "y");
       check_every_candidate("kernel.resize", std::move(n), one_input("x", random_array(DataType::kFloat32, {2, 3, 5, 4}, 60)),
-                            false);
+                            Match::kClose);
     }
 }
 
@@ -758,19 +542,19 @@ TEST_F(SamplingKernels, ResizeByScalesIn1dAnd3dAndHalfPrecision) {
   a.mark_output(a.resize(a.add_input("x", DataType::kFloat32, {2, 3, 10}),
                          ResizeAttributes().set_mode(ResizeMode::kNearest).set_scales({1.7})),
                 "y");
-  check_every_candidate("kernel.resize", std::move(a), one_input("x", random_array(DataType::kFloat32, {2, 3, 10}, 61)), false);
+  check_every_candidate("kernel.resize", std::move(a), one_input("x", random_array(DataType::kFloat32, {2, 3, 10}, 61)), Match::kClose);
   Network b;
   b.mark_output(b.resize(b.add_input("x", DataType::kFloat32, {1, 2, 4, 5, 6}),
                          ResizeAttributes().set_mode(ResizeMode::kLinear).set_coordinates(ResizeCoordinates::kAlignCorners)
                              .set_output_size({7, 3, 9})),
                 "y");
-  check_every_candidate("kernel.resize", std::move(b), one_input("x", random_array(DataType::kFloat32, {1, 2, 4, 5, 6}, 62)), false);
+  check_every_candidate("kernel.resize", std::move(b), one_input("x", random_array(DataType::kFloat32, {1, 2, 4, 5, 6}, 62)), Match::kClose);
   Network c;
   c.mark_output(c.resize(c.add_input("x", DataType::kFloat16, {2, 8, 32, 32}),
                          ResizeAttributes().set_mode(ResizeMode::kLinear).set_coordinates(ResizeCoordinates::kHalfPixel)
                              .set_scales({2.0, 2.0})),
                 "y");
-  check_every_candidate("kernel.resize", std::move(c), one_input("x", random_array(DataType::kFloat16, {2, 8, 32, 32}, 63)), false);
+  check_every_candidate("kernel.resize", std::move(c), one_input("x", random_array(DataType::kFloat16, {2, 8, 32, 32}, 63)), Match::kClose);
 }
 
 TEST_F(SamplingKernels, GridSampleInEveryMode) {
@@ -786,7 +570,7 @@ TEST_F(SamplingKernels, GridSampleInEveryMode) {
           NamedArrays inputs;
           inputs["x"] = random_array(type, {2, 3, 16, 17}, 70);
           inputs["g"] = random_array(type, {2, 9, 11, 2}, 71, Fill::kGrid);
-          check_every_candidate("kernel.grid_sample", std::move(n), inputs, false);
+          check_every_candidate("kernel.grid_sample", std::move(n), inputs, Match::kClose);
         }
 }
 
@@ -799,25 +583,25 @@ TEST_F(SamplingKernels, PoolingWindowsPaddingAndCeilMode) {
                               pooling_net(DataType::kFloat32, {2, 3, 17, 18},
                                           PoolingAttributes().set_kind(kind).set_window({3, 3}).set_stride({2, 2})
                                               .set_padding({1, 1}).set_ceil_mode(ceil_mode).set_count_include_pad(include_pad)),
-                              one_input("x", random_array(DataType::kFloat32, {2, 3, 17, 18}, 80)), false);
+                              one_input("x", random_array(DataType::kFloat32, {2, 3, 17, 18}, 80)), Match::kClose);
       }
 }
 
 TEST_F(SamplingKernels, Pooling1dAnd3dAndGlobal) {
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kFloat16, {2, 3, 11}, PoolingAttributes().set_window({4}).set_stride({3})),
-                        one_input("x", random_array(DataType::kFloat16, {2, 3, 11}, 81)), false);
+                        one_input("x", random_array(DataType::kFloat16, {2, 3, 11}, 81)), Match::kClose);
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kFloat32, {1, 2, 9, 10, 11},
                                     PoolingAttributes().set_kind(PoolingKind::kAverage).set_window({3, 3, 3})
                                         .set_stride({2, 2, 2}).set_padding({1, 1, 1}).set_ceil_mode(true)),
-                        one_input("x", random_array(DataType::kFloat32, {1, 2, 9, 10, 11}, 82)), false);
+                        one_input("x", random_array(DataType::kFloat32, {1, 2, 9, 10, 11}, 82)), Match::kClose);
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kFloat32, {2, 64, 56, 56}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)),
-                        one_input("x", random_array(DataType::kFloat32, {2, 64, 56, 56}, 83)), false);
+                        one_input("x", random_array(DataType::kFloat32, {2, 64, 56, 56}, 83)), Match::kClose);
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kBFloat16, {2, 16, 12, 12}, PoolingAttributes().set_global(true)),
-                        one_input("x", random_array(DataType::kBFloat16, {2, 16, 12, 12}, 84)), false);
+                        one_input("x", random_array(DataType::kBFloat16, {2, 16, 12, 12}, 84)), Match::kClose);
 }
 
 TEST_F(SamplingKernels, PoolingOnNhwcTensors) {
@@ -825,13 +609,13 @@ TEST_F(SamplingKernels, PoolingOnNhwcTensors) {
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kFloat16, {2, 64, 56, 56},
                                     PoolingAttributes().set_window({3, 3}).set_stride({2, 2}).set_padding({1, 1})),
-                        one_input("x", random_array(DataType::kFloat16, {2, 64, 56, 56}, 85)), false, Layout::kNhwc);
+                        one_input("x", random_array(DataType::kFloat16, {2, 64, 56, 56}, 85)), Match::kClose, Layout::kNhwc);
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kFloat16, {4, 256, 7, 7}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)),
-                        one_input("x", random_array(DataType::kFloat16, {4, 256, 7, 7}, 86)), false, Layout::kNhwc);
+                        one_input("x", random_array(DataType::kFloat16, {4, 256, 7, 7}, 86)), Match::kClose, Layout::kNhwc);
   check_every_candidate("kernel.pooling",
                         pooling_net(DataType::kFloat32, {2, 8, 20, 20}, PoolingAttributes().set_kind(PoolingKind::kAverage).set_global(true)),
-                        one_input("x", random_array(DataType::kFloat32, {2, 8, 20, 20}, 87)), false, Layout::kNhwc);
+                        one_input("x", random_array(DataType::kFloat32, {2, 8, 20, 20}, 87)), Match::kClose, Layout::kNhwc);
 }
 
 // Channels-last pooling: the vector kernel (C a multiple of 16 bytes) and its fallback (the element
@@ -849,11 +633,11 @@ class NhwcPooling : public OnGpu {
     auto in = upload(x, layout);
     const TensorDesc& y = layer.outputs[0];
     const size_t bytes = static_cast<size_t>(y.shape.element_count().value()) * data_type_size(y.dtype);
-    DeviceMemory out(bytes);
-    EXPECT_EQ(cudaMemset(out.ptr, 0xFF, bytes), cudaSuccess);
+    DeviceBuffer out = device_memory(bytes);
+    EXPECT_EQ(cudaMemset(out.data(), 0xFF, bytes), cudaSuccess);
     StepBuffers buffers;
-    buffers.inputs.push_back({x.dtype(), x.shape(), layout, in->ptr});
-    buffers.outputs.push_back({y.dtype, y.shape, layout, out.ptr});
+    buffers.inputs.push_back({x.dtype(), x.shape(), layout, in.data()});
+    buffers.outputs.push_back({y.dtype, y.shape, layout, out.data()});
     const RunContext ctx{stream_, nullptr, nullptr, &device_};
     const Status init = (*tactic)->initialize(step, ctx);
     EXPECT_TRUE(init.is_ok()) << init.message();
@@ -881,9 +665,9 @@ class NhwcPooling : public OnGpu {
       plant_nans(x, {{0, 0, 0, 0}, {1, c, shape[2] - 1, shape[3] - 1}, {1, c / 2, 4, 5}, {0, c / 3, 6, 6}});
     }
     check_every_candidate("kernel.pooling", pooling_net(type, shape, attrs), one_input("x", HostArray::copy_of(x.view()).value()),
-                          false, Layout::kNhwc);
+                          Match::kClose, Layout::kNhwc);
     expect_matches("nhwc against linear", run_thread_tactic(attrs, x, Layout::kNhwc), run_thread_tactic(attrs, x, Layout::kLinear),
-                   true);
+                   Match::kBitExact);
   }
 };
 
@@ -927,7 +711,7 @@ class CudaBackendDataMovement : public OnGpu {};
 
 TEST_F(CudaBackendDataMovement, Transpose1024x1024Fp16) {
   check_backend(transpose_net(DataType::kFloat16, {1024, 1024}, {1, 0}),
-                one_input("x", random_array(DataType::kFloat16, {1024, 1024}, 90)), true);
+                one_input("x", random_array(DataType::kFloat16, {1024, 1024}, 90)), Match::kBitExact);
 }
 
 TEST_F(CudaBackendDataMovement, ConcatOfThreeOnAxis1) {
@@ -941,7 +725,7 @@ TEST_F(CudaBackendDataMovement, ConcatOfThreeOnAxis1) {
     inputs[name] = random_array(DataType::kFloat32, shapes[i], 91 + static_cast<uint32_t>(i));
   }
   n.mark_output(n.concat(parts, ConcatAttributes().set_axis(1)), "y");
-  check_backend(n, inputs, true);
+  check_backend(n, inputs, Match::kBitExact);
 }
 
 TEST_F(CudaBackendDataMovement, SliceWithNegativeStride) {
@@ -949,7 +733,7 @@ TEST_F(CudaBackendDataMovement, SliceWithNegativeStride) {
   n.mark_output(n.slice(n.add_input("x", DataType::kFloat16, {16, 512, 300}),
                         SliceAttributes().set_start({15, 10, 299}).set_size({8, 250, 150}).set_stride({-2, 2, -2})),
                 "y");
-  check_backend(n, one_input("x", random_array(DataType::kFloat16, {16, 512, 300}, 95)), true);
+  check_backend(n, one_input("x", random_array(DataType::kFloat16, {16, 512, 300}, 95)), Match::kBitExact);
 }
 
 }  // namespace

@@ -6,46 +6,23 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include "backends/cuda/cuda_check.h"
+#include "gpu/gpu_testing.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/engine.h"
 
 namespace tensoracle::testing {
 
-// Skips the calling test (with the reason) where no CUDA GPU is usable.
-#define TO_SKIP_WITHOUT_GPU()                                                                                \
-  do {                                                                                                       \
-    int count_ = 0;                                                                                          \
-    const cudaError_t error_ = cudaGetDeviceCount(&count_);                                                  \
-    if (error_ != cudaSuccess || count_ == 0)                                                                \
-      GTEST_SKIP() << "no CUDA GPU: " << (error_ != cudaSuccess ? cudaGetErrorString(error_) : "0 devices"); \
-  } while (0)
+using backends::cuda::cuda_status;
 
-inline Status cuda_status(cudaError_t error, const std::string& what) {
-  if (error == cudaSuccess) return Status::ok();
-  return Status(StatusCode::kInternal, what + ": " + cudaGetErrorString(error));
+// One device buffer per tensor, at least one byte so that every binding has an address.
+inline Result<DeviceBuffer> device_buffer_for(size_t bytes, const std::string& what) {
+  return DeviceBuffer::allocate(std::max<size_t>(bytes, 1), what.c_str());
 }
-
-// cudaMalloc'd memory freed on destruction.
-class DeviceBuffer {
- public:
-  static Result<DeviceBuffer> allocate(size_t bytes) {
-    DeviceBuffer buffer;
-    void* p = nullptr;
-    TO_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc"));
-    buffer.ptr_.reset(p);
-    return buffer;
-  }
-  void* get() const { return ptr_.get(); }
-
- private:
-  struct Free {
-    void operator()(void* p) const { cudaFree(p); }
-  };
-  std::unique_ptr<void, Free> ptr_;
-};
 
 // Builds `build` for the cuda backend (serialized, then deserialized as an application would).
 inline Result<Engine> build_cuda_engine(EngineBuild build) {
@@ -65,10 +42,10 @@ inline Result<NamedArrays> run_on_device(const Engine& engine, const NamedArrayV
     auto it = inputs.find(name);
     if (it == inputs.end()) return Status(StatusCode::kNotFound, "no host array for engine input '" + name + "'");
     TO_RETURN_IF_ERROR(exec.set_input_shape(name, it->second.shape));
-    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(it->second.byte_size()));
-    TO_RETURN_IF_ERROR(cuda_status(
-        cudaMemcpy(buffer.get(), it->second.data, it->second.byte_size(), cudaMemcpyHostToDevice), "copy " + name));
-    TO_RETURN_IF_ERROR(exec.bind(name, buffer.get()));
+    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, device_buffer_for(it->second.byte_size(), name));
+    TO_RETURN_IF_ERROR(cuda_status(cudaMemcpy(buffer.data(), it->second.data, it->second.byte_size(), cudaMemcpyHostToDevice),
+                                   ("copy " + name).c_str()));
+    TO_RETURN_IF_ERROR(exec.bind(name, buffer.data()));
     buffers.push_back(std::move(buffer));
   }
   NamedArrays outputs;
@@ -77,10 +54,10 @@ inline Result<NamedArrays> run_on_device(const Engine& engine, const NamedArrayV
     TO_ASSIGN_OR_RETURN(Dims shape, exec.tensor_shape(name));
     TO_ASSIGN_OR_RETURN(IoTensor io, engine.tensor(name));
     TO_ASSIGN_OR_RETURN(HostArray host, HostArray::zeros(io.dtype, shape));
-    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(host.byte_size()));
-    TO_RETURN_IF_ERROR(cuda_status(cudaMemset(buffer.get(), 0xFF, host.byte_size()), "poison " + name));
-    TO_RETURN_IF_ERROR(exec.bind(name, buffer.get()));
-    output_buffers.emplace_back(name, buffer.get());
+    TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, device_buffer_for(host.byte_size(), name));
+    TO_RETURN_IF_ERROR(cuda_status(cudaMemset(buffer.data(), 0xFF, host.byte_size()), ("poison " + name).c_str()));
+    TO_RETURN_IF_ERROR(exec.bind(name, buffer.data()));
+    output_buffers.emplace_back(name, buffer.data());
     buffers.push_back(std::move(buffer));
     outputs.emplace(name, std::move(host));
   }
@@ -94,7 +71,7 @@ inline Result<NamedArrays> run_on_device(const Engine& engine, const NamedArrayV
   for (const auto& [name, device] : output_buffers) {
     HostArray& host = outputs.at(name);
     TO_RETURN_IF_ERROR(
-        cuda_status(cudaMemcpy(host.data(), device, host.byte_size(), cudaMemcpyDeviceToHost), "copy back " + name));
+        cuda_status(cudaMemcpy(host.data(), device, host.byte_size(), cudaMemcpyDeviceToHost), ("copy back " + name).c_str()));
   }
   return outputs;
 }

@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "gpu/family_testing.h"
+#include "gpu/seeded_arrays.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/normalization_kernel.h"
 #include "backends/cuda/kernels/pointwise_rows.h"
@@ -32,11 +34,11 @@
 namespace tensoracle::backends::cuda {
 namespace {
 
-#define CUDA_OK(call)                                                              \
-  do {                                                                             \
-    const cudaError_t error_ = (call);                                             \
-    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
-  } while (0)
+using testing::expect_matches;
+using testing::Fill;
+using testing::Match;
+using testing::OnGpu;
+using testing::random_array;
 
 // ---------------------------------------------------------------- host-only: path choice
 
@@ -114,85 +116,22 @@ TEST(NormVectorPath, OtherRowsTakeTheScalarKernels) {
 
 // ---------------------------------------------------------------- on the GPU
 
-enum class Fill {
-  kMixed,   // non-zero, mixed signs, magnitudes 1/8 .. 8
-  kOffset,  // 1000 + N(0, 1): a large common offset over a small spread
-};
-
-HostArray random_array(DataType type, Dims shape, uint32_t seed, Fill fill = Fill::kMixed) {
-  HostArray array = HostArray::zeros(type, shape).value();
-  std::mt19937 rng(seed);
-  std::vector<double> values(static_cast<size_t>(array.element_count()));
-  std::uniform_real_distribution<double> magnitude(0.125, 8.0);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::bernoulli_distribution negative(0.5);
-  for (double& v : values) {
-    if (fill == Fill::kOffset)
-      v = 1000.0 + normal(rng);
-    else
-      v = negative(rng) ? -magnitude(rng) : magnitude(rng);
-  }
-  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
-  return array;
-}
-
 void set_nan(HostArray& array, int64_t index) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const size_t width = data_type_size(array.dtype());
   convert_elements(DataType::kFloat64, &nan, array.dtype(), static_cast<char*>(array.data()) + index * width, 1);
 }
 
-class NormOnGpu : public ::testing::Test {
+class NormOnGpu : public OnGpu {
  protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-    CUDA_OK(cudaStreamCreate(&stream_));
-    cudaDeviceProp p{};
-    CUDA_OK(cudaGetDeviceProperties(&p, 0));
-    device_.cc_major = p.major;
-    device_.cc_minor = p.minor;
-    device_.sm_count = p.multiProcessorCount;
-    device_.l2_bytes = static_cast<size_t>(p.l2CacheSize);
-    device_.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-
   // Device memory for `bytes` starting `offset` bytes past a 256-byte aligned allocation.
-  struct DeviceMemory {
-    void* base = nullptr;
+  struct OffsetBuffer {
+    DeviceBuffer base;
     void* ptr = nullptr;
-    DeviceMemory(size_t bytes, size_t offset) {
-      EXPECT_EQ(cudaMalloc(&base, bytes + offset + 16), cudaSuccess);
-      ptr = static_cast<char*>(base) + offset;
+    OffsetBuffer(size_t bytes, size_t offset) : base(device_memory(bytes + offset + 16)) {
+      ptr = static_cast<char*>(base.data()) + offset;
     }
-    ~DeviceMemory() { cudaFree(base); }
-    DeviceMemory(const DeviceMemory&) = delete;
-    DeviceMemory& operator=(const DeviceMemory&) = delete;
   };
-
-  static double rel_l2_bound(DataType type) {
-    return type == DataType::kFloat16 ? 2e-3 : type == DataType::kBFloat16 ? 1e-2 : 1e-6;
-  }
-
-  static void expect_matches(const std::string& what, const HostArray& got, const HostArray& want) {
-    ASSERT_EQ(got.shape(), want.shape()) << what;
-    int64_t nan_mismatches = 0;
-    for (int64_t i = 0; i < want.element_count(); ++i)
-      if (std::isnan(load_as_double(got.dtype(), got.data(), i)) !=
-          std::isnan(load_as_double(want.dtype(), want.data(), i)))
-        ++nan_mismatches;
-    EXPECT_EQ(nan_mismatches, 0) << what << ": NaN where the reference has none, or the reverse (or unwritten)";
-    auto cmp = compare_outputs(got.view(), want.view());
-    ASSERT_TRUE(cmp.is_ok()) << what << ": " << cmp.status().message();
-    EXPECT_EQ(cmp->candidate_non_finite.total(), cmp->reference_non_finite.total()) << what;
-    EXPECT_LE(cmp->rel_l2_error, rel_l2_bound(got.dtype())) << what << " (max abs error " << cmp->max_abs_error << ")";
-    EXPECT_GT(cmp->l2_reference, 0.0) << what << ": the reference is all zeros, the test proves nothing";
-  }
 
   // Runs every candidate of `family_name` for the last layer of `net` with every buffer placed
   // `offset_elements` past a 16-byte boundary and compares each with the CPU backend. Returns how
@@ -227,7 +166,7 @@ class NormOnGpu : public ::testing::Test {
     const TensorDesc& out = out_descs[0];
     const size_t width = data_type_size(out.dtype);
     const size_t offset = static_cast<size_t>(offset_elements) * width;
-    std::vector<std::unique_ptr<DeviceMemory>> memory;
+    std::vector<std::unique_ptr<OffsetBuffer>> memory;
     StepBuffers buffers;
     for (Tensor t : node.inputs) {
       if (!t.valid()) {
@@ -235,12 +174,12 @@ class NormOnGpu : public ::testing::Test {
         continue;
       }
       const HostArray& host = inputs.at(net.tensor(t).name);
-      memory.push_back(std::make_unique<DeviceMemory>(host.byte_size(), offset));
+      memory.push_back(std::make_unique<OffsetBuffer>(host.byte_size(), offset));
       EXPECT_EQ(cudaMemcpy(memory.back()->ptr, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
       buffers.inputs.push_back({host.dtype(), host.shape(), Layout::kLinear, memory.back()->ptr});
     }
     const size_t bytes = static_cast<size_t>(out.shape.element_count().value()) * width;
-    DeviceMemory y(bytes, offset);
+    OffsetBuffer y(bytes, offset);
     buffers.outputs = {{out.dtype, out.shape, Layout::kLinear, y.ptr}};
 
     const int64_t size = out.shape[out.shape.rank() - 1];
@@ -264,7 +203,7 @@ class NormOnGpu : public ::testing::Test {
       EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
       HostArray got = HostArray::zeros(out.dtype, out.shape).value();
       EXPECT_EQ(cudaMemcpy(got.data(), y.ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-      expect_matches(tactic->name(), got, expected->at("y"));
+      expect_matches(tactic->name(), got, expected->at("y"), Match::kClose);
     }
     return vectorized;
   }

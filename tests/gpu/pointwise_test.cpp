@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "gpu/family_testing.h"
+#include "gpu/seeded_arrays.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/pointwise_launch.h"
 #include "backends/cuda/kernels/reformat.h"
@@ -31,46 +33,15 @@
 namespace tensoracle::backends::cuda {
 namespace {
 
-#define CUDA_OK(call)                                                              \
-  do {                                                                             \
-    const cudaError_t error_ = (call);                                             \
-    ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
-  } while (0)
+using testing::candidate_names;
+using testing::family;
+using testing::Fill;
+using testing::Match;
+using testing::OneLayer;
+using testing::OnGpu;
+using testing::random_array;
 
 // ---------------------------------------------------------------- inputs
-
-enum class Fill {
-  kMixed,     // non-zero, mixed signs, magnitudes 1/8 .. 8 (integers: odd values in -99 .. 99)
-  kPositive,  // 0.25 .. 4 (variances, divisors)
-  kNearOne,   // 0.6 .. 1.6 with mixed signs (long products)
-  kOffset,    // 1000 + N(0, 1): a large mean over a small spread (norm statistics)
-};
-
-HostArray random_array(DataType type, Dims shape, uint32_t seed, Fill fill = Fill::kMixed) {
-  HostArray array = HostArray::zeros(type, shape).value();
-  std::mt19937 rng(seed);
-  std::vector<double> values(static_cast<size_t>(array.element_count()));
-  std::uniform_real_distribution<double> magnitude(0.125, 8.0), positive(0.25, 4.0), near_one(0.6, 1.6);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_int_distribution<int> integer(-50, 49);
-  std::bernoulli_distribution negative(0.5);
-  for (double& v : values) {
-    if (type == DataType::kBool)
-      v = negative(rng) ? 1 : 0;
-    else if (!is_floating_point(type))
-      v = fill == Fill::kPositive ? 1 + (integer(rng) + 50) % 9 : 2 * integer(rng) + 1;
-    else if (fill == Fill::kPositive)
-      v = positive(rng);
-    else if (fill == Fill::kNearOne)
-      v = negative(rng) ? -near_one(rng) : near_one(rng);
-    else if (fill == Fill::kOffset)
-      v = 1000.0 + normal(rng);
-    else
-      v = negative(rng) ? -magnitude(rng) : magnitude(rng);
-  }
-  convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
-  return array;
-}
 
 // named("x", array_x, "y", array_y, ...)
 NamedArrays named() { return {}; }
@@ -83,56 +54,11 @@ NamedArrays named(const std::string& name, HostArray array, Rest&&... rest) {
 
 // ---------------------------------------------------------------- steps of one-layer networks
 
-// The last node of `net` as a step with concrete shapes; a pointwise node gets its program.
-struct OneLayer {
-  Network net;
-  std::vector<const TensorDesc*> inputs;
-  std::vector<TensorDesc> outputs;
-
-  explicit OneLayer(Network n) : net(std::move(n)) {
-    const Node& node = net.node(net.num_nodes() - 1);
-    for (Tensor t : node.inputs) inputs.push_back(t.valid() ? &net.tensor(t).desc : nullptr);
-    for (Tensor t : node.outputs) outputs.push_back(net.tensor(t).desc);
-  }
-  const Node& node() const { return net.node(net.num_nodes() - 1); }
-  StepInstance step(Layout layout = Layout::kLinear) const {
-    StepInstance step{NodeInstance{node(), inputs, outputs}, {}, {}, {}, {}, outputs};
-    step.input_layouts.assign(inputs.size(), layout);
-    step.output_layouts.assign(outputs.size(), layout);
-    if (is_pointwise(node().kind)) {
-      std::vector<int> operands;
-      for (const TensorDesc* d : inputs) {
-        operands.push_back(static_cast<int>(step.program.inputs.size()));
-        step.program.inputs.push_back(*d);
-      }
-      auto r =
-          append_pointwise_node(step.program, node(), static_cast<int64_t>(net.num_nodes() - 1), outputs[0], operands);
-      EXPECT_TRUE(r.is_ok()) << r.status().message();
-    }
-    return step;
-  }
-};
-
 Network one_layer(DataType type, Dims shape, const std::function<Tensor(Network&, Tensor)>& layer) {
   Network n;
   n.mark_output(layer(n, n.add_input("x", type, shape)), "y");
   EXPECT_TRUE(n.status().is_ok()) << n.status().message();
   return n;
-}
-
-const TacticFamily& family(const std::string& name) {
-  const TacticFamily* f = tactic_families().find(name);
-  EXPECT_NE(f, nullptr) << name << " is not registered";
-  return *f;
-}
-
-std::vector<std::string> candidate_names(const TacticFamily& f, const StepInstance& step) {
-  std::vector<std::string> names;
-  auto candidates = f.candidates(step, RunContext{}, 8);
-  EXPECT_TRUE(candidates.is_ok()) << candidates.status().message();
-  if (candidates.is_ok())
-    for (const auto& c : *candidates) names.push_back(c->name());
-  return names;
 }
 
 DeviceInfo hopper() {
@@ -547,153 +473,6 @@ TEST(PointwiseFamilies, ReduceRefusesTypesTheReferenceRefuses) {
 
 // ---------------------------------------------------------------- on the GPU
 
-class OnGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA GPU: " << (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-    CUDA_OK(cudaStreamCreate(&stream_));
-    cudaDeviceProp p{};
-    CUDA_OK(cudaGetDeviceProperties(&p, 0));
-    device_.cc_major = p.major;
-    device_.cc_minor = p.minor;
-    device_.sm_count = p.multiProcessorCount;
-    device_.l2_bytes = static_cast<size_t>(p.l2CacheSize);
-    device_.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-
-  struct DeviceMemory {
-    void* ptr = nullptr;
-    explicit DeviceMemory(size_t bytes) {
-      if (bytes) {
-        EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess);
-      }
-    }
-    ~DeviceMemory() { cudaFree(ptr); }
-    DeviceMemory(const DeviceMemory&) = delete;
-    DeviceMemory& operator=(const DeviceMemory&) = delete;
-  };
-
-  std::unique_ptr<DeviceMemory> upload(const HostArray& host, Layout layout) {
-    auto linear = std::make_unique<DeviceMemory>(host.byte_size());
-    EXPECT_EQ(cudaMemcpy(linear->ptr, host.data(), host.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
-    if (layout == Layout::kLinear) return linear;
-    auto laid_out = std::make_unique<DeviceMemory>(host.byte_size());
-    const Status s = launch_reformat({host.dtype(), host.shape(), Layout::kLinear, linear->ptr},
-                                     {host.dtype(), host.shape(), layout, laid_out->ptr}, stream_);
-    EXPECT_TRUE(s.is_ok()) << s.message();
-    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    return laid_out;
-  }
-
-  HostArray download(const DeviceTensor& t) {
-    HostArray host = HostArray::zeros(t.dtype, t.shape).value();
-    DeviceMemory linear(host.byte_size());
-    const void* src = t.data;
-    if (t.layout != Layout::kLinear) {
-      const Status s = launch_reformat(t, {t.dtype, t.shape, Layout::kLinear, linear.ptr}, stream_);
-      EXPECT_TRUE(s.is_ok()) << s.message();
-      src = linear.ptr;
-    }
-    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(host.data(), src, host.byte_size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    return host;
-  }
-
-  // fp32 within rel L2 1e-6 of the fp64 reference; fp16 and bf16 within their storage precision.
-  static double rel_l2_bound(DataType type) {
-    return type == DataType::kFloat16 ? 2e-3 : type == DataType::kBFloat16 ? 1e-2 : 1e-6;
-  }
-
-  static void expect_matches(const std::string& what, const HostArray& got, const HostArray& want, bool exact) {
-    ASSERT_EQ(got.dtype(), want.dtype()) << what;
-    ASSERT_EQ(got.shape(), want.shape()) << what;
-    auto cmp = compare_outputs(got.view(), want.view());
-    ASSERT_TRUE(cmp.is_ok()) << what << ": " << cmp.status().message();
-    if (exact || !is_floating_point(got.dtype())) {
-      const bool same = std::memcmp(got.data(), want.data(), got.byte_size()) == 0;
-      EXPECT_TRUE(same) << what << ": not bit-identical (max abs error " << cmp->max_abs_error << ", "
-                        << cmp->candidate_non_finite.total() << " vs " << cmp->reference_non_finite.total()
-                        << " non-finite)";
-    } else {
-      EXPECT_EQ(cmp->candidate_non_finite.total(), cmp->reference_non_finite.total())
-          << what << ": unwritten or NaN outputs";
-      EXPECT_LE(cmp->rel_l2_error, rel_l2_bound(got.dtype()))
-          << what << " (max abs error " << cmp->max_abs_error << ")";
-    }
-    EXPECT_GT(cmp->l2_reference, 0.0) << what << ": the reference is all zeros, the test proves nothing";
-  }
-
-  // Runs every candidate of `family_name` for the network's last layer, on poisoned outputs, and
-  // compares each with the CPU backend.
-  void check_every_candidate(const std::string& family_name, Network net, const NamedArrays& inputs, bool exact,
-                             Layout layout = Layout::kLinear) {
-    auto cpu = create_backend("cpu");
-    ASSERT_TRUE(cpu.is_ok());
-    auto expected = (*cpu)->execute(net, views_of(inputs));
-    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
-
-    const OneLayer layer(std::move(net));
-    const StepInstance step = layer.step(layout);
-    const TacticFamily& f = family(family_name);
-    const Status can = f.can_implement(step, device_);
-    ASSERT_TRUE(can.is_ok()) << can.message();
-    const RunContext ctx{stream_, nullptr, nullptr, &device_};
-    auto candidates = f.candidates(step, ctx, 8);
-    ASSERT_TRUE(candidates.is_ok()) << candidates.status().message();
-    ASSERT_FALSE(candidates->empty());
-
-    std::vector<std::unique_ptr<DeviceMemory>> in_memory;
-    StepBuffers buffers;
-    for (Tensor t : layer.node().inputs) {
-      if (!t.valid()) {
-        buffers.inputs.push_back({});
-        continue;
-      }
-      const HostArray& host = inputs.at(layer.net.tensor(t).name);
-      in_memory.push_back(upload(host, layout));
-      buffers.inputs.push_back({host.dtype(), host.shape(), layout, in_memory.back()->ptr});
-    }
-    for (auto& tactic : *candidates) {
-      SCOPED_TRACE(tactic->name());
-      const TensorDesc& d = layer.outputs[0];
-      const size_t bytes = static_cast<size_t>(d.shape.element_count().value()) * data_type_size(d.dtype);
-      DeviceMemory out(bytes);
-      CUDA_OK(cudaMemset(out.ptr, 0xFF, bytes));  // NaN / -1: never a correct output here
-      buffers.outputs = {{d.dtype, d.shape, layout, out.ptr}};
-      const Status init = tactic->initialize(step, ctx);
-      ASSERT_TRUE(init.is_ok()) << init.message();
-      const Status ran = tactic->run(step, buffers, ctx);
-      ASSERT_TRUE(ran.is_ok()) << ran.message();
-      CUDA_OK(cudaStreamSynchronize(stream_));
-      expect_matches(tactic->name(), download(buffers.outputs[0]), expected->at("y"), exact);
-    }
-  }
-
-  // Runs `net` through create_backend("cuda") and compares every output with the CPU backend.
-  void check_backend(const Network& net, const NamedArrays& inputs, bool exact) {
-    auto cpu = create_backend("cpu");
-    auto gpu = create_backend("cuda");
-    ASSERT_TRUE(cpu.is_ok());
-    ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
-    auto want = (*cpu)->execute(net, views_of(inputs));
-    ASSERT_TRUE(want.is_ok()) << want.status().message();
-    auto got = (*gpu)->execute(net, views_of(inputs));
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    for (const auto& [name, array] : *want) {
-      ASSERT_TRUE(got->count(name)) << name;
-      expect_matches("cuda backend output '" + name + "'", got->at(name), array, exact);
-    }
-  }
-
-  cudaStream_t stream_ = nullptr;
-  DeviceInfo device_;
-};
 
 // ---- pointwise chains through the backend (the planner fuses them into one program)
 
@@ -708,7 +487,7 @@ TEST_F(Chains, AddReluMulCastToFp16IsBitExact) {
   check_backend(n,
                 named("a", random_array(DataType::kFloat32, {64, 96}, 1), "b",
                       random_array(DataType::kFloat32, {96}, 2), "c", random_array(DataType::kFloat32, {64, 1}, 3)),
-                /*exact=*/true);
+                Match::kBitExact);
 }
 
 TEST_F(Chains, TranscendentalChainsInFp32AndBf16) {
@@ -724,7 +503,7 @@ TEST_F(Chains, TranscendentalChainsInFp32AndBf16) {
                             ActivationAttributes().set_kind(ActivationKind::kSoftplus).set_alpha(2.0));
     n.mark_output(n.activation(t, ActivationAttributes().set_kind(ActivationKind::kHardSwish)), "y");
     check_backend(n, named("x", random_array(type, {3, 5, 7, 11}, 4), "s", random_array(type, {5, 1, 1}, 5)),
-                  /*exact=*/false);
+                  Match::kClose);
   }
 }
 
@@ -737,7 +516,7 @@ TEST_F(Chains, IntegerDivisionTruncatesAndDividingByZeroGivesZero) {
     n.mark_output(n.add(n.div(a, b), n.elementwise(a, b, ElementwiseAttributes().set_op(ElementwiseOp::kMin))), "y");
     HostArray divisor = random_array(type, {25}, 7);
     std::memset(static_cast<char*>(divisor.data()) + 3 * data_type_size(type), 0, data_type_size(type));  // b[3] = 0
-    check_backend(n, named("a", random_array(type, {40, 25}, 6), "b", std::move(divisor)), true);
+    check_backend(n, named("a", random_array(type, {40, 25}, 6), "b", std::move(divisor)), Match::kBitExact);
   }
 }
 
@@ -755,7 +534,7 @@ TEST_F(Chains, BoolLogicAndSelect) {
   check_backend(n,
                 named("x", random_array(DataType::kFloat16, {4, 1, 33}, 8), "y",
                       random_array(DataType::kFloat16, {6, 33}, 9), "m", random_array(DataType::kBool, {6, 1}, 10)),
-                true);
+                Match::kBitExact);
 }
 
 TEST_F(Chains, CastsSaturateRoundAndSendNaNToZero) {
@@ -805,7 +584,7 @@ TEST_F(Kernels, PointwiseOnNhwcTensors) {
   Tensor x = n.add_input("x", DataType::kFloat16, {2, 8, 5, 7});
   n.mark_output(n.activation(x, ActivationAttributes().set_kind(ActivationKind::kSilu)), "y");
   check_every_candidate("kernel.pointwise", std::move(n),
-                        named("x", random_array(DataType::kFloat16, {2, 8, 5, 7}, 11)), false, Layout::kNhwc);
+                        named("x", random_array(DataType::kFloat16, {2, 8, 5, 7}, 11)), Match::kClose, Layout::kNhwc);
 }
 
 TEST_F(Kernels, SoftmaxRowsAndColumns) {
@@ -824,7 +603,7 @@ TEST_F(Kernels, SoftmaxRowsAndColumns) {
         "kernel.softmax",
         one_layer(c.type, c.shape,
                   [&](Network& n, Tensor x) { return n.softmax(x, SoftmaxAttributes().set_axis(c.axis)); }),
-        named("x", random_array(c.type, c.shape, 12)), false);
+        named("x", random_array(c.type, c.shape, 12)), Match::kClose);
   }
 }
 
@@ -857,7 +636,7 @@ TEST_F(Kernels, ReduceOverAnyAxes) {
                                       return n.reduce(
                                           x, ReduceAttributes().set_op(c.op).set_axes(c.axes).set_keep_dims(c.keep));
                                     }),
-                          named("x", random_array(c.type, c.shape, 13, c.fill)), false);
+                          named("x", random_array(c.type, c.shape, 13, c.fill)), Match::kClose);
   }
 }
 
@@ -874,12 +653,12 @@ TEST_F(Kernels, LayerAndRmsNormOnBertRows) {
       check_every_candidate("kernel.layer_norm", std::move(ln),
                             named("x", random_array(type, shape, 14, Fill::kOffset), "g",
                                   random_array(type, {hidden}, 15), "b", random_array(type, {hidden}, 16)),
-                            false);
+                            Match::kClose);
       Network rms;
       Tensor r = rms.add_input("x", type, shape);
       rms.mark_output(rms.rms_norm(r, rms.add_input("g", type, {hidden})), "y");
       check_every_candidate("kernel.rms_norm", std::move(rms),
-                            named("x", random_array(type, shape, 17), "g", random_array(type, {hidden}, 18)), false);
+                            named("x", random_array(type, shape, 17), "g", random_array(type, {hidden}, 18)), Match::kClose);
     }
   }
 }
@@ -890,7 +669,7 @@ TEST_F(Kernels, LayerNormOverTwoTrailingDimsWithoutAffine) {
                                   [](Network& n, Tensor x) {
                                     return n.layer_norm(x, Tensor{}, Tensor{}, LayerNormAttributes().set_axis(1));
                                   }),
-                        named("x", random_array(DataType::kFloat32, {3, 4, 50}, 19)), false);
+                        named("x", random_array(DataType::kFloat32, {3, 4, 50}, 19)), Match::kClose);
 }
 
 TEST_F(Kernels, GroupAndInstanceNorm) {
@@ -913,12 +692,12 @@ TEST_F(Kernels, GroupAndInstanceNorm) {
                    "y");
     const NamedArrays inputs = named("x", random_array(c.type, c.shape, 20, Fill::kOffset), "g",
                                      random_array(c.type, {channels}, 21), "b", random_array(c.type, {channels}, 22));
-    check_every_candidate("kernel.group_norm", std::move(gn), inputs, false);
+    check_every_candidate("kernel.group_norm", std::move(gn), inputs, Match::kClose);
     Network in;
     Tensor y = in.add_input("x", c.type, c.shape);
     in.mark_output(in.instance_norm(y, in.add_input("g", c.type, {channels}), in.add_input("b", c.type, {channels})),
                    "y");
-    check_every_candidate("kernel.instance_norm", std::move(in), inputs, false);
+    check_every_candidate("kernel.instance_norm", std::move(in), inputs, Match::kClose);
   }
 }
 
@@ -945,21 +724,21 @@ TEST_F(Kernels, BatchNormLinearAndNhwc) {
     ASSERT_TRUE(f.can_implement(step, device_).is_ok());
     auto tactic = f.replay(step, nlohmann::json::object());
     ASSERT_TRUE(tactic.is_ok());
-    std::vector<std::unique_ptr<DeviceMemory>> memory;
+    std::vector<DeviceBuffer> memory;
     StepBuffers buffers;
     for (size_t i = 0; i < layer.node().inputs.size(); ++i) {
       const HostArray& host = inputs.at(layer.net.tensor(layer.node().inputs[i]).name);
       const Layout l = i == 0 ? layout : Layout::kLinear;
       memory.push_back(upload(host, l));
-      buffers.inputs.push_back({host.dtype(), host.shape(), l, memory.back()->ptr});
+      buffers.inputs.push_back({host.dtype(), host.shape(), l, memory.back().data()});
     }
-    DeviceMemory out(2 * 16 * 81 * 2);
-    CUDA_OK(cudaMemset(out.ptr, 0xFF, 2 * 16 * 81 * 2));
-    buffers.outputs = {{DataType::kFloat16, {2, 16, 9, 9}, layout, out.ptr}};
+    DeviceBuffer out = device_memory(2 * 16 * 81 * 2);
+    CUDA_OK(cudaMemset(out.data(), 0xFF, 2 * 16 * 81 * 2));
+    buffers.outputs = {{DataType::kFloat16, {2, 16, 9, 9}, layout, out.data()}};
     const RunContext ctx{stream_, nullptr, nullptr, &device_};
     ASSERT_TRUE((*tactic)->initialize(step, ctx).is_ok());
     ASSERT_TRUE((*tactic)->run(step, buffers, ctx).is_ok());
-    expect_matches("batch norm", download(buffers.outputs[0]), expected->at("y"), false);
+    expect_matches("batch norm", download(buffers.outputs[0]), expected->at("y"), Match::kClose);
   }
 }
 
@@ -995,7 +774,7 @@ TEST_F(Kernels, QuantizeIsBitExactPerTensorAndPerChannel) {
         HostArray scale = random_array(DataType::kFloat32, scale_shape, 29, Fill::kPositive);
         if (!per_channel) scale.data_as<float>()[0] = out == DataType::kInt8 ? 1.0f : 0.01f;  // ties; saturation
         check_every_candidate("kernel.quantize", std::move(n),
-                              named("x", quantize_input(in, shape, 28), "s", std::move(scale)), true);
+                              named("x", quantize_input(in, shape, 28), "s", std::move(scale)), Match::kBitExact);
       }
     }
   }
@@ -1014,7 +793,7 @@ TEST_F(Kernels, DequantizeIsBitExact) {
       check_every_candidate(
           "kernel.dequantize", std::move(n),
           named("x", random_array(in, shape, 30), "s", random_array(DataType::kFloat16, {6}, 31, Fill::kPositive)),
-          true);
+          Match::kBitExact);
     }
   }
 }
@@ -1048,20 +827,20 @@ class VectorKernel : public OnGpu {
   HostArray run_at(const PointwiseLaunch& launch, const std::vector<const HostArray*>& inputs, const TensorDesc& out,
                    int64_t offset, PointwiseVector path, int64_t out_offset = -1) {
     if (out_offset < 0) out_offset = offset;
-    std::vector<std::unique_ptr<DeviceMemory>> memory;
+    std::vector<DeviceBuffer> memory;
     std::vector<const void*> pointers;
     for (const HostArray* host : inputs) {
       const size_t skip = static_cast<size_t>(offset) * data_type_size(host->dtype());
-      memory.push_back(std::make_unique<DeviceMemory>(host->byte_size() + skip));
-      char* p = static_cast<char*>(memory.back()->ptr) + skip;
+      memory.push_back(device_memory(host->byte_size() + skip));
+      char* p = static_cast<char*>(memory.back().data()) + skip;
       EXPECT_EQ(cudaMemcpy(p, host->data(), host->byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
       pointers.push_back(p);
     }
     HostArray result = HostArray::zeros(out.dtype, out.shape).value();
     const size_t skip = static_cast<size_t>(out_offset) * data_type_size(out.dtype);
-    DeviceMemory output(result.byte_size() + skip);
-    char* o = static_cast<char*>(output.ptr) + skip;
-    EXPECT_EQ(cudaMemset(output.ptr, 0xFF, result.byte_size() + skip), cudaSuccess);  // NaN: never a result here
+    DeviceBuffer output = device_memory(result.byte_size() + skip);
+    char* o = static_cast<char*>(output.data()) + skip;
+    EXPECT_EQ(cudaMemset(output.data(), 0xFF, result.byte_size() + skip), cudaSuccess);  // NaN: never a result here
     EXPECT_EQ(launch.vector_path(pointers.data(), o), path) << "at offset " << offset << ", output at " << out_offset;
     const Status ran = launch.run(pointers.data(), o, stream_);
     EXPECT_TRUE(ran.is_ok()) << ran.message();
@@ -1072,10 +851,10 @@ class VectorKernel : public OnGpu {
 
   // The network's single output computed by the vector kernel (aligned tensors, expecting
   // `path`) must be bit-identical to the interpreter's (every tensor one element off, so
-  // misaligned) and match the CPU backend (bit for bit where `exact`). With every input one
+  // misaligned) and match the CPU backend (bit for bit with Match::kBitExact). With every input one
   // element off but the output aligned, the kernel must take `misaligned_inputs` (kStrided,
   // reading lane by lane; kNone skips that run) and give the interpreter's bits too.
-  void check_vector_kernel(const Network& net, const NamedArrays& inputs, PointwiseVector path, bool exact,
+  void check_vector_kernel(const Network& net, const NamedArrays& inputs, PointwiseVector path, Match match,
                            PointwiseVector misaligned_inputs = PointwiseVector::kStrided) {
     auto cpu = create_backend("cpu");
     ASSERT_TRUE(cpu.is_ok());
@@ -1094,7 +873,7 @@ class VectorKernel : public OnGpu {
     ASSERT_EQ(vector.byte_size(), interpreted.byte_size());
     EXPECT_EQ(std::memcmp(vector.data(), interpreted.data(), vector.byte_size()), 0)
         << program.to_string() << ": the vector kernel and the interpreter differ";
-    expect_matches(program.to_string(), vector, want->begin()->second, exact);
+    expect_matches(program.to_string(), vector, want->begin()->second, match);
     if (misaligned_inputs != PointwiseVector::kNone) {  // every contiguous input gathered lane by lane
       const HostArray gathered = run_at(*launch, in, out, 1, misaligned_inputs, 0);
       EXPECT_EQ(std::memcmp(gathered.data(), interpreted.data(), gathered.byte_size()), 0)
@@ -1131,7 +910,7 @@ TEST_F(VectorKernel, ActivationsOfTheirOwnOverOddCountsWithNaNAndInfinities) {
         Tensor x = n.add_input("x", type, {count});
         n.mark_output(n.activation(x, ActivationAttributes().set_kind(kind)), "y");
         check_vector_kernel(n, named("x", with_specials(random_array(type, {count}, 21))), PointwiseVector::kFlat,
-                            /*exact=*/false);
+                            Match::kClose);
       }
     }
   }
@@ -1144,7 +923,7 @@ TEST_F(VectorKernel, AStraightGeluChainHasNothingKept) {
     Tensor x = n.add_input("x", type, {12345});
     n.mark_output(n.relu(n.activation(n.gelu(x), ActivationAttributes().set_kind(ActivationKind::kTanh))), "y");
     check_vector_kernel(n, named("x", with_specials(random_array(type, {12345}, 31))), PointwiseVector::kFlat,
-                        /*exact=*/false);
+                        Match::kClose);
   }
 }
 
@@ -1160,7 +939,7 @@ TEST_F(VectorKernel, BertEmbeddingSumOverTwoBroadcastDimsIsBitExact) {
     check_vector_kernel(n,
                         named("word", with_specials(random_array(type, {3, 10, 48}, 32), /*nan=*/false), "pos",
                               random_array(type, {1, 10, 48}, 33), "type", random_array(type, {1, 1, 48}, 34)),
-                        PointwiseVector::kStrided, /*exact=*/true);
+                        PointwiseVector::kStrided, Match::kBitExact);
   }
 }
 
@@ -1175,7 +954,7 @@ TEST_F(VectorKernel, RankFiveBroadcastsRaggedRowsAndOddCountsGather) {
       check_vector_kernel(n,
                           named("x", with_specials(random_array(type, {2, 3, 4, 5, 8}, 35), false), "b",
                                 random_array(type, {2, 1, 4, 1, 8}, 36)),
-                          PointwiseVector::kStrided, /*exact=*/true);
+                          PointwiseVector::kStrided, Match::kBitExact);
     }
     {  // rows of 3 over 12345 elements: lanes span rows, the last vector is partial
       Network n;
@@ -1186,7 +965,7 @@ TEST_F(VectorKernel, RankFiveBroadcastsRaggedRowsAndOddCountsGather) {
       check_vector_kernel(n,
                           named("x", with_specials(random_array(type, {5, 823, 3}, 37), false), "b",
                                 random_array(type, {3}, 38), "s", random_array(type, {5, 1, 1}, 39)),
-                          PointwiseVector::kStrided, /*exact=*/false);
+                          PointwiseVector::kStrided, Match::kClose);
     }
   }
 }
@@ -1212,10 +991,10 @@ TEST_F(VectorKernel, Fp32NchwCastToFp16NhwcIsBitExact) {
     EXPECT_EQ(std::memcmp(vector.data(), interpreted.data(), vector.byte_size()), 0)
         << "the vector kernel and the interpreter differ";
     // run_at returns the output's storage: channels-last. Back to NCHW for the reference.
-    DeviceMemory stored(vector.byte_size());
-    CUDA_OK(cudaMemcpy(stored.ptr, vector.data(), vector.byte_size(), cudaMemcpyHostToDevice));
-    expect_matches("nchw fp32 -> nhwc fp16", download({DataType::kFloat16, shape, Layout::kNhwc, stored.ptr}),
-                   want->at("y"), /*exact=*/true);
+    DeviceBuffer stored = device_memory(vector.byte_size());
+    CUDA_OK(cudaMemcpy(stored.data(), vector.data(), vector.byte_size(), cudaMemcpyHostToDevice));
+    expect_matches("nchw fp32 -> nhwc fp16", download({DataType::kFloat16, shape, Layout::kNhwc, stored.data()}),
+                   want->at("y"), Match::kBitExact);
   }
 }
 
@@ -1234,7 +1013,7 @@ TEST_F(VectorKernel, ADagChainKeepsEarlierRegistersAndReadsAScalar) {
     n.mark_output(n.select(gt, t, r), "y");
     check_vector_kernel(n, named("x", with_specials(random_array(type, {3, 7, 131}, 22)), "s",
                                  random_array(type, {1}, 23)),
-                        PointwiseVector::kFlat, /*exact=*/false);
+                        PointwiseVector::kFlat, Match::kClose);
   }
 }
 
@@ -1249,7 +1028,7 @@ TEST_F(VectorKernel, BertBiasAndResidualOverRowsIsBitExact) {
     check_vector_kernel(n,
                         named("x", with_specials(random_array(type, {2, 9, 96}, 24), /*nan=*/false), "bias",
                               random_array(type, {96}, 25), "residual", random_array(type, {2, 9, 96}, 26)),
-                        PointwiseVector::kStrided, /*exact=*/true);
+                        PointwiseVector::kStrided, Match::kBitExact);
   }
 }
 
@@ -1264,7 +1043,7 @@ TEST_F(VectorKernel, BiasGeluAndAPerRowScaleOverRows) {
                       named("x", random_array(DataType::kFloat32, {37, 20}, 27), "bias",
                             random_array(DataType::kFloat32, {20}, 28), "scale",
                             random_array(DataType::kFloat32, {37, 1}, 29)),
-                      PointwiseVector::kStrided, /*exact=*/false);
+                      PointwiseVector::kStrided, Match::kClose);
 }
 
 TEST_F(VectorKernel, TheOutputMayOverwriteInputZero) {
@@ -1279,14 +1058,14 @@ TEST_F(VectorKernel, TheOutputMayOverwriteInputZero) {
   auto launch = PointwiseLaunch::prepare(program_of(n), {}, {DataType::kFloat16, {1001}}, Layout::kLinear);
   ASSERT_TRUE(launch.is_ok()) << launch.status().message();
   const HostArray& x_host = inputs.at("x");
-  DeviceMemory memory(x_host.byte_size());
-  CUDA_OK(cudaMemcpy(memory.ptr, x_host.data(), x_host.byte_size(), cudaMemcpyHostToDevice));
-  const void* in[] = {memory.ptr};
-  EXPECT_EQ(launch->vector_path(in, memory.ptr), PointwiseVector::kFlat);
-  const Status ran = launch->run(in, memory.ptr, stream_);
+  DeviceBuffer memory = device_memory(x_host.byte_size());
+  CUDA_OK(cudaMemcpy(memory.data(), x_host.data(), x_host.byte_size(), cudaMemcpyHostToDevice));
+  const void* in[] = {memory.data()};
+  EXPECT_EQ(launch->vector_path(in, memory.data()), PointwiseVector::kFlat);
+  const Status ran = launch->run(in, memory.data(), stream_);
   ASSERT_TRUE(ran.is_ok()) << ran.message();
-  expect_matches("in place", download({DataType::kFloat16, {1001}, Layout::kLinear, memory.ptr}), want->at("y"),
-                 /*exact=*/true);
+  expect_matches("in place", download({DataType::kFloat16, {1001}, Layout::kLinear, memory.data()}), want->at("y"),
+                 Match::kBitExact);
 }
 
 }  // namespace

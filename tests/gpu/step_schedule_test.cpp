@@ -16,8 +16,8 @@
 #include "tensoracle/build.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/engine.h"
-#include "engine_on_device.h"
-#include "seeded_arrays.h"
+#include "gpu/engine_on_device.h"
+#include "gpu/seeded_arrays.h"
 
 namespace tensoracle::backends::cuda {
 namespace {

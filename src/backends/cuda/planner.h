@@ -1,6 +1,6 @@
-// The CUDA builder: inference passes, lowering to steps with fusion, tactic timing and the
-// memory plan. The result is what the engine stores (plan_json.h) and what the runtime
-// (runtime.h) executes.
+// The CUDA builder (CudaBackend::plan): inference passes, lowering to steps with fusion, layouts,
+// views, tactic timing or replay, the memory plan and the streams. The result is what the engine
+// stores (plan_json.h) and what the runtime (runtime.h) executes.
 //
 // Lowering walks the live layers in definition order. A matrix multiply or convolution absorbs
 // the chain of pointwise layers that alone consume its output while some tactic family accepts
@@ -50,7 +50,9 @@ struct CudaPlan {
 using StepProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 
 // Plans `network` for the current GPU. Steps are formed and timed at the first profile's opt
-// shapes; memory is sized for every profile's max shapes.
+// shapes; the activation arena is sized for the largest shapes of every profile, each step's
+// workspace for the first profile's max shapes only (a later profile with larger shapes can
+// need more).
 Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::map<std::string, ShapeRange>>& profiles,
                                 const PlanOptions& options, const StepProgressFn& progress);
 
