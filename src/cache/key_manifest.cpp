@@ -3,7 +3,6 @@
 
 #include "core/errors.h"
 #include "engine/environment_json.h"
-#include "engine/json_fields.h"
 #include "io/strict_json.h"
 #include "tensoracle/cache.h"
 #include "tensoracle/hashing.h"
@@ -12,7 +11,6 @@ namespace tensoracle {
 namespace {
 
 using nlohmann::json;
-using namespace json_fields;
 
 // nlohmann::json keeps object keys in a std::map, so dumping sorts them: the text depends only on
 // the values, never on insertion order.
@@ -67,40 +65,37 @@ void collect_differences(const json& a, const json& b, const std::string& path, 
 std::string manifest_to_json(const KeyManifest& manifest) { return manifest_to_json_value(manifest).dump(2) + "\n"; }
 
 Result<KeyManifest> manifest_from_json(std::string_view json_text, const std::string& source) {
-  TO_ASSIGN_OR_RETURN(const json root, parse_strict_json(json_text, source));
+  TO_ASSIGN_OR_RETURN(const json doc, parse_strict_json(json_text, source));
+  const JsonField root(doc, source);
   KeyManifest manifest;
-  TO_ASSIGN_OR_RETURN(const int64_t version, get_int(root, "format_version", source));
-  if (version < 0 || version > UINT32_MAX)
-    return corrupt_data("{}: field 'format_version' is out of range: {}", source, version);
+  TO_ASSIGN_OR_RETURN(const int64_t version, root.get_int("format_version", 0, UINT32_MAX));
   manifest.format_version = static_cast<uint32_t>(version);
-  TO_ASSIGN_OR_RETURN(manifest.engine_name, get_string(root, "engine_name", source));
-  TO_ASSIGN_OR_RETURN(manifest.graph_version, get_string(root, "graph_version", source));
-  TO_ASSIGN_OR_RETURN(manifest.graph_hash, get_string(root, "graph_hash", source));
-  TO_ASSIGN_OR_RETURN(manifest.weights_hash, get_string(root, "weights_hash", source));
-  TO_ASSIGN_OR_RETURN(const json* profiles, member(root, "profiles", source));
-  if (!profiles->is_array())
-    return corrupt_data("{}: field 'profiles' must be an array, got {}", source, json_type_name(*profiles));
-  for (size_t p = 0; p < profiles->size(); ++p) {
-    const json& entry = (*profiles)[p];
-    if (!entry.is_object()) return corrupt_data("{}: profile {} must be an object", source, p);
+  TO_ASSIGN_OR_RETURN(manifest.engine_name, root.get_name("engine_name"));
+  TO_ASSIGN_OR_RETURN(manifest.graph_version, root.get_string("graph_version"));
+  TO_ASSIGN_OR_RETURN(manifest.graph_hash, root.get_string("graph_hash"));
+  TO_ASSIGN_OR_RETURN(manifest.weights_hash, root.get_string("weights_hash"));
+  TO_ASSIGN_OR_RETURN(const JsonField profiles, root.member("profiles"));
+  TO_ASSIGN_OR_RETURN(const size_t profile_count, profiles.array_size());
+  for (size_t p = 0; p < profile_count; ++p) {
+    const JsonField entry = profiles.element(p);
+    TO_RETURN_IF_ERROR(entry.require_object());
     OptimizationProfile profile;
-    for (const auto& [name, range] : entry.items()) {
-      TO_ASSIGN_OR_RETURN(profile[name],
-                          shape_range_from_json_value(range, fmt::format("{}, profile {}, input '{}'", source, p, name)));
+    for (const auto& item : entry.json().items()) {
+      TO_ASSIGN_OR_RETURN(const JsonField range, entry.member(item.key()));
+      TO_ASSIGN_OR_RETURN(profile[item.key()], shape_range_from_json_value(range));
     }
     manifest.profiles.push_back(std::move(profile));
   }
-  TO_ASSIGN_OR_RETURN(const json* settings, member(root, "builder_settings", source));
-  if (!settings->is_object()) return corrupt_data("{}: field 'builder_settings' must be an object", source);
-  for (const auto& [name, value] : settings->items()) {
-    if (!value.is_string())
-      return corrupt_data("{}: builder setting '{}' must be a string, got {}", source, name, json_type_name(value));
-    manifest.builder_settings[name] = value.get<std::string>();
+  TO_ASSIGN_OR_RETURN(const JsonField settings, root.member("builder_settings"));
+  TO_RETURN_IF_ERROR(settings.require_object());
+  for (const auto& item : settings.json().items()) {
+    TO_ASSIGN_OR_RETURN(const JsonField value, settings.member(item.key()));
+    TO_ASSIGN_OR_RETURN(manifest.builder_settings[item.key()], value.as_string());
   }
-  TO_ASSIGN_OR_RETURN(const json* plugins, member(root, "plugins", source));
-  TO_ASSIGN_OR_RETURN(manifest.plugins, plugins_from_json_value(*plugins, source));
-  TO_ASSIGN_OR_RETURN(const json* environment, member(root, "environment", source));
-  TO_ASSIGN_OR_RETURN(manifest.environment, environment_from_json_value(*environment, source + ", environment"));
+  TO_ASSIGN_OR_RETURN(const JsonField plugins, root.member("plugins"));
+  TO_ASSIGN_OR_RETURN(manifest.plugins, plugins_from_json_value(plugins));
+  TO_ASSIGN_OR_RETURN(const JsonField environment, root.member("environment"));
+  TO_ASSIGN_OR_RETURN(manifest.environment, environment_from_json_value(environment));
   return manifest;
 }
 

@@ -1,167 +1,132 @@
 // Limits: the JSON limits format and the options that compute what the limits check.
-#include <fstream>
 #include <set>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "io/strict_json.h"
 #include "tensoracle/compare.h"
 
 namespace tensoracle {
 namespace {
 
-using nlohmann::json;
-
-// Reports errors as "<source>: <path>: <what>".
+// The limits file is written by hand: errors are kInvalidArgument and read
+// "<source>: <JSON pointer>: <what>" (json_field.h).
 class LimitsParser {
  public:
-  explicit LimitsParser(std::string source) : source_(std::move(source)) {}
-
-  Result<Limits> parse(const json& root) {
-    if (!root.is_object()) return error("", "the limits must be a JSON object, got {}", root.type_name());
-    TO_RETURN_IF_ERROR(check_keys(root, "", {"default", "outputs", "allow_missing_outputs", "allow_extra_outputs"}));
+  Result<Limits> parse(const JsonField& root) const {
+    if (!root.json().is_object()) return root.error("the limits must be a JSON object, got {}", root.shown());
+    TO_RETURN_IF_ERROR(root.allow_keys({"default", "outputs", "allow_missing_outputs", "allow_extra_outputs"}));
     Limits limits;
-    TO_RETURN_IF_ERROR(read_bool(root, "allow_missing_outputs", "", limits.allow_missing_outputs));
-    TO_RETURN_IF_ERROR(read_bool(root, "allow_extra_outputs", "", limits.allow_extra_outputs));
-    if (const auto it = root.find("default"); it != root.end()) {
-      TO_RETURN_IF_ERROR(apply_block(*it, "default", limits.defaults));
-    }
-    if (const auto it = root.find("outputs"); it != root.end()) {
-      if (!it->is_object()) return error("outputs", "expected an object of output names, got {}", it->type_name());
-      for (const auto& [name, block] : it->items()) {
+    TO_RETURN_IF_ERROR(read_bool(root, "allow_missing_outputs", limits.allow_missing_outputs));
+    TO_RETURN_IF_ERROR(read_bool(root, "allow_extra_outputs", limits.allow_extra_outputs));
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> defaults, root.optional_member("default"));
+    if (defaults) TO_RETURN_IF_ERROR(apply_block(*defaults, limits.defaults));
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> outputs, root.optional_member("outputs"));
+    if (outputs) {
+      if (!outputs->json().is_object()) return outputs->error("expected an object of output names, got {}", outputs->shown());
+      for (const auto& item : outputs->json().items()) {
+        TO_ASSIGN_OR_RETURN(const JsonField block, outputs->member(item.key()));
         OutputLimits output = limits.defaults;
-        TO_RETURN_IF_ERROR(apply_block(block, "outputs." + name, output));
-        limits.outputs.emplace(name, std::move(output));
+        TO_RETURN_IF_ERROR(apply_block(block, output));
+        limits.outputs.emplace(item.key(), std::move(output));
       }
     }
     return limits;
   }
 
  private:
-  template <typename... Args>
-  Status error(const std::string& path, fmt::format_string<Args...> format, Args&&... args) const {
-    const std::string what = fmt::format(format, std::forward<Args>(args)...);
-    return invalid_argument("{}: {}{}", source_, path.empty() ? "" : path + ": ", what);
-  }
-
-  Status check_keys(const json& object, const std::string& path, const std::set<std::string>& known) const {
-    for (const auto& item : object.items()) {
-      if (known.count(item.key()) != 0) continue;
-      std::string list;
-      for (const std::string& key : known) list += (list.empty() ? "" : ", ") + key;
-      return error(path, "unknown key '{}' (known keys: {})", item.key(), list);
-    }
+  static Status read_bool(const JsonField& object, const char* key, bool& out) {
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> field, object.optional_member(key));
+    if (!field) return Status::ok();
+    TO_ASSIGN_OR_RETURN(out, field->as_bool());
     return Status::ok();
   }
 
-  static std::string join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
-  Status read_bool(const json& object, const char* key, const std::string& path, bool& out) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return Status::ok();
-    if (!it->is_boolean()) return error(join(path, key), "expected true or false, got {}", it->dump());
-    out = it->get<bool>();
-    return Status::ok();
-  }
-
-  // A number (>= `minimum` when given) or null (no threshold).
-  Status read_threshold(const json& object, const char* key, const std::string& path, std::optional<double>& out,
-                        std::optional<double> minimum, std::optional<double> maximum = std::nullopt) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return Status::ok();
-    if (it->is_null()) {
+  // A number (within [minimum, maximum] when given) or null (no threshold).
+  static Status read_threshold(const JsonField& object, const char* key, std::optional<double>& out,
+                               std::optional<double> minimum, std::optional<double> maximum = std::nullopt) {
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> field, object.optional_member(key));
+    if (!field) return Status::ok();
+    if (field->is_null()) {
       out.reset();
       return Status::ok();
     }
-    const double value = it->is_number() ? it->get<double>() : 0.0;
-    if (!it->is_number() || (minimum && value < *minimum) || (maximum && value > *maximum)) {
-      return error(join(path, key), "expected null or a number in [{}, {}], got {}",
-                   minimum ? fmt::format("{}", *minimum) : "-inf", maximum ? fmt::format("{}", *maximum) : "inf",
-                   it->dump());
+    const double value = field->json().is_number() ? field->json().get<double>() : 0.0;
+    if (!field->json().is_number() || (minimum && value < *minimum) || (maximum && value > *maximum)) {
+      return field->error("expected null or a number in [{}, {}], got {}",
+                          minimum ? fmt::format("{}", *minimum) : "-inf", maximum ? fmt::format("{}", *maximum) : "inf",
+                          field->shown());
     }
     out = value;
     return Status::ok();
   }
 
-  Status read_count(const json& object, const char* key, const std::string& path, std::optional<int64_t>& out) const {
-    const auto it = object.find(key);
-    if (it == object.end()) return Status::ok();
-    if (it->is_null()) {
+  static Status read_count(const JsonField& object, const char* key, std::optional<int64_t>& out) {
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> field, object.optional_member(key));
+    if (!field) return Status::ok();
+    if (field->is_null()) {
       out.reset();
       return Status::ok();
     }
-    if (!it->is_number_integer() || (it->is_number_integer() && !it->is_number_unsigned() && it->get<int64_t>() < 0))
-      return error(join(path, key), "expected null or an integer >= 0, got {}", it->dump());
-    if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-      return error(join(path, key), "{} is too large", it->dump());
-    out = it->get<int64_t>();
+    TO_ASSIGN_OR_RETURN(out, field->as_int(0));
     return Status::ok();
   }
 
-  Status read_tolerance(const json& block, const std::string& path, std::optional<Tolerance>& out) const {
-    const bool has_atol = block.contains("atol");
-    const bool has_rtol = block.contains("rtol");
-    if (!has_atol && !has_rtol) return Status::ok();
-    if (!out && has_atol != has_rtol) {
-      return error(path, "'{}' needs '{}' too (no inherited tolerance to complete it)", has_atol ? "atol" : "rtol",
-                   has_atol ? "rtol" : "atol");
+  static Status read_tolerance(const JsonField& block, std::optional<Tolerance>& out) {
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> atol, block.optional_member("atol"));
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> rtol, block.optional_member("rtol"));
+    if (!atol && !rtol) return Status::ok();
+    if (!out && atol.has_value() != rtol.has_value()) {
+      return block.error("'{}' needs '{}' too (no inherited tolerance to complete it)", atol ? "atol" : "rtol",
+                         atol ? "rtol" : "atol");
     }
     Tolerance tolerance = out.value_or(Tolerance{});
-    for (const char* key : {"atol", "rtol"}) {
-      const auto it = block.find(key);
-      if (it == block.end()) continue;
-      if (!it->is_number() || it->get<double>() < 0)
-        return error(join(path, key), "expected a number >= 0, got {}", it->dump());
-      (std::string(key) == "atol" ? tolerance.atol : tolerance.rtol) = it->get<double>();
+    if (atol) {
+      TO_ASSIGN_OR_RETURN(tolerance.atol, atol->as_number(0.0));
+    }
+    if (rtol) {
+      TO_ASSIGN_OR_RETURN(tolerance.rtol, rtol->as_number(0.0));
     }
     out = tolerance;
     return Status::ok();
   }
 
-  Status apply_metrics(const json& metrics, const std::string& path, std::map<std::string, MetricBounds>& out) const {
-    if (!metrics.is_object()) return error(path, "expected an object of metric names, got {}", metrics.type_name());
-    for (const auto& [name, bounds_json] : metrics.items()) {
-      const std::string metric_path = join(path, name);
+  static Status apply_metrics(const JsonField& metrics, std::map<std::string, MetricBounds>& out) {
+    if (!metrics.json().is_object()) return metrics.error("expected an object of metric names, got {}", metrics.shown());
+    for (const auto& item : metrics.json().items()) {
+      TO_ASSIGN_OR_RETURN(const JsonField bounds_json, metrics.member(item.key()));
       if (bounds_json.is_null()) {
-        out.erase(name);
+        out.erase(item.key());
         continue;
       }
-      if (!bounds_json.is_object())
-        return error(metric_path, "expected {{\"min\": x, \"max\": y}} or null, got {}", bounds_json.dump());
-      TO_RETURN_IF_ERROR(check_keys(bounds_json, metric_path, {"min", "max"}));
-      MetricBounds& bounds = out[name];
-      TO_RETURN_IF_ERROR(read_threshold(bounds_json, "min", metric_path, bounds.min, std::nullopt));
-      TO_RETURN_IF_ERROR(read_threshold(bounds_json, "max", metric_path, bounds.max, std::nullopt));
+      if (!bounds_json.json().is_object())
+        return bounds_json.error("expected {{\"min\": x, \"max\": y}} or null, got {}", bounds_json.shown());
+      TO_RETURN_IF_ERROR(bounds_json.allow_keys({"min", "max"}));
+      MetricBounds& bounds = out[item.key()];
+      TO_RETURN_IF_ERROR(read_threshold(bounds_json, "min", bounds.min, std::nullopt));
+      TO_RETURN_IF_ERROR(read_threshold(bounds_json, "max", bounds.max, std::nullopt));
       if (bounds.min && bounds.max && *bounds.min > *bounds.max)
-        return error(metric_path, "min {} is above max {}", *bounds.min, *bounds.max);
+        return bounds_json.error("min {} is above max {}", *bounds.min, *bounds.max);
     }
     return Status::ok();
   }
 
-  Status apply_block(const json& block, const std::string& path, OutputLimits& out) const {
-    if (!block.is_object()) return error(path, "expected an object of limits, got {}", block.type_name());
-    TO_RETURN_IF_ERROR(check_keys(block, path,
-                                  {"atol", "rtol", "max_abs_error", "max_rel_l2_error", "min_cosine_similarity",
-                                   "max_outside_tolerance_count", "max_outside_tolerance_fraction",
-                                   "allow_non_finite", "metrics"}));
-    TO_RETURN_IF_ERROR(read_tolerance(block, path, out.tolerance));
-    TO_RETURN_IF_ERROR(read_threshold(block, "max_abs_error", path, out.max_abs_error, 0.0));
-    TO_RETURN_IF_ERROR(read_threshold(block, "max_rel_l2_error", path, out.max_rel_l2_error, 0.0));
-    TO_RETURN_IF_ERROR(read_threshold(block, "min_cosine_similarity", path, out.min_cosine_similarity, -1.0, 1.0));
-    TO_RETURN_IF_ERROR(read_count(block, "max_outside_tolerance_count", path, out.max_outside_tolerance_count));
+  static Status apply_block(const JsonField& block, OutputLimits& out) {
+    if (!block.json().is_object()) return block.error("expected an object of limits, got {}", block.shown());
+    TO_RETURN_IF_ERROR(block.allow_keys({"atol", "rtol", "max_abs_error", "max_rel_l2_error", "min_cosine_similarity",
+                                         "max_outside_tolerance_count", "max_outside_tolerance_fraction",
+                                         "allow_non_finite", "metrics"}));
+    TO_RETURN_IF_ERROR(read_tolerance(block, out.tolerance));
+    TO_RETURN_IF_ERROR(read_threshold(block, "max_abs_error", out.max_abs_error, 0.0));
+    TO_RETURN_IF_ERROR(read_threshold(block, "max_rel_l2_error", out.max_rel_l2_error, 0.0));
+    TO_RETURN_IF_ERROR(read_threshold(block, "min_cosine_similarity", out.min_cosine_similarity, -1.0, 1.0));
+    TO_RETURN_IF_ERROR(read_count(block, "max_outside_tolerance_count", out.max_outside_tolerance_count));
     TO_RETURN_IF_ERROR(
-        read_threshold(block, "max_outside_tolerance_fraction", path, out.max_outside_tolerance_fraction, 0.0, 1.0));
-    TO_RETURN_IF_ERROR(read_bool(block, "allow_non_finite", path, out.allow_non_finite));
-    if (const auto it = block.find("metrics"); it != block.end()) {
-      TO_RETURN_IF_ERROR(apply_metrics(*it, join(path, "metrics"), out.metrics));
-    }
+        read_threshold(block, "max_outside_tolerance_fraction", out.max_outside_tolerance_fraction, 0.0, 1.0));
+    TO_RETURN_IF_ERROR(read_bool(block, "allow_non_finite", out.allow_non_finite));
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> metrics, block.optional_member("metrics"));
+    if (metrics) TO_RETURN_IF_ERROR(apply_metrics(*metrics, out.metrics));
     return Status::ok();
   }
-
-  std::string source_;
 };
 
 }  // namespace
@@ -172,22 +137,14 @@ const OutputLimits& Limits::for_output(const std::string& name) const {
 }
 
 Result<Limits> parse_limits(const std::string& json_text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    return invalid_argument("{}: not valid JSON: {}", source, e.what());
-  }
-  return LimitsParser(source).parse(root);
+  TO_ASSIGN_OR_RETURN(const nlohmann::json root,
+                      parse_strict_json(json_text, source, kMaxJsonDepth, StatusCode::kInvalidArgument));
+  return LimitsParser().parse(JsonField(root, source, StatusCode::kInvalidArgument));
 }
 
 Result<Limits> read_limits_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return not_found("cannot open limits file '{}'", path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) return io_error("cannot read limits file '{}'", path);
-  return parse_limits(text.str(), path);
+  TO_ASSIGN_OR_RETURN(const nlohmann::json root, read_strict_json_file(path, "limits file", StatusCode::kInvalidArgument));
+  return LimitsParser().parse(JsonField(root, path, StatusCode::kInvalidArgument));
 }
 
 CompareOptions compare_options_for(const Limits& limits, CompareOptions base) {

@@ -4,9 +4,9 @@
 #include <cstdlib>
 
 #include "core/errors.h"
+#include "core/quoted.h"
 #include "engine/engine_layout.h"
 #include "engine/environment_json.h"
-#include "engine/json_fields.h"
 #include "io/mapped_file.h"
 #include "io/strict_json.h"
 #include "tensoracle/engine_file.h"
@@ -31,7 +31,8 @@ struct ParsedEngine {
   std::vector<PluginFingerprint> plugins;
   IoTable io_table;
   ByteView plan;
-  std::vector<EngineBlobInfo> blobs;
+  std::vector<EngineBlobInfo> blobs;  // in file order
+  std::vector<size_t> blobs_by_name;  // indices into blobs, sorted by name
 };
 
 }  // namespace engine_detail
@@ -56,7 +57,7 @@ constexpr uint64_t kMaxNameSize = 4096;
 
 std::string section_label(size_t index, const Section& section) {
   if (section.kind == static_cast<uint32_t>(SectionKind::kBlob) && !section.name.empty())
-    return fmt::format("section {} (blob '{}')", index, section.name);
+    return fmt::format("section {} (blob {})", index, quote(section.name));
   return fmt::format("section {} ({})", index, section_kind_name(section.kind));
 }
 
@@ -164,9 +165,9 @@ Result<std::vector<Section>> read_sections(const ParsedEngine& e) {
 
 Result<nlohmann::json> parse_section_json(const ParsedEngine& e, const Section& s, const char* what) {
   const std::string_view text(reinterpret_cast<const char*>(e.data + s.offset), s.size);
-  TO_ASSIGN_OR_RETURN(nlohmann::json value, parse_strict_json(text, fmt::format("engine '{}', {}", e.label, what)));
-  if (!value.is_object())
-    return corrupt_data("engine '{}': the {} must be a JSON object, got {}", e.label, what, json_type_name(value));
+  const std::string source = fmt::format("engine '{}', {}", e.label, what);
+  TO_ASSIGN_OR_RETURN(nlohmann::json value, parse_strict_json(text, source));
+  TO_RETURN_IF_ERROR(JsonField(value, source).require_object());
   return value;
 }
 
@@ -175,8 +176,6 @@ Status read_contents(ParsedEngine& e, const std::vector<Section>& sections) {
   for (size_t i = 0; i < sections.size(); ++i) {
     const Section& s = sections[i];
     if (s.kind == static_cast<uint32_t>(SectionKind::kBlob)) {
-      for (const EngineBlobInfo& blob : e.blobs)
-        if (blob.name == s.name) return corrupt_data("engine '{}': two blobs are named '{}'", e.label, s.name);
       e.blobs.push_back({s.name, s.offset, s.size});
       continue;
     }
@@ -186,27 +185,36 @@ Status read_contents(ParsedEngine& e, const std::vector<Section>& sections) {
   }
   for (uint32_t kind = 1; kind < 5; ++kind)
     if (single[kind] == nullptr) return corrupt_data("engine '{}' has no {} section", e.label, section_kind_name(kind));
+  // Blobs in file order, and an index by name: lookups stay logarithmic in engines of many blobs.
+  std::sort(e.blobs.begin(), e.blobs.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  e.blobs_by_name.resize(e.blobs.size());
+  for (size_t i = 0; i < e.blobs.size(); ++i) e.blobs_by_name[i] = i;
+  std::sort(e.blobs_by_name.begin(), e.blobs_by_name.end(),
+            [&](size_t a, size_t b) { return e.blobs[a].name < e.blobs[b].name; });
+  for (size_t i = 1; i < e.blobs_by_name.size(); ++i)
+    if (e.blobs[e.blobs_by_name[i]].name == e.blobs[e.blobs_by_name[i - 1]].name)
+      return corrupt_data("engine '{}': two blobs are named {}", e.label, quote(e.blobs[e.blobs_by_name[i]].name));
 
   const Section& manifest = *single[static_cast<uint32_t>(SectionKind::kManifest)];
   TO_RETURN_IF_ERROR(parse_section_json(e, manifest, "key manifest").status());
   e.manifest_json = std::string_view(reinterpret_cast<const char*>(e.data + manifest.offset), manifest.size);
 
-  const std::string environment_where = fmt::format("engine '{}', environment", e.label);
+  const std::string environment_source = fmt::format("engine '{}', environment", e.label);
   TO_ASSIGN_OR_RETURN(const nlohmann::json environment,
                       parse_section_json(e, *single[static_cast<uint32_t>(SectionKind::kEnvironment)], "environment"));
-  TO_ASSIGN_OR_RETURN(const nlohmann::json* built_in,
-                      json_fields::member(environment, "environment", environment_where));
-  TO_ASSIGN_OR_RETURN(e.environment, environment_from_json_value(*built_in, environment_where));
-  TO_ASSIGN_OR_RETURN(const nlohmann::json* plugins, json_fields::member(environment, "plugins", environment_where));
-  TO_ASSIGN_OR_RETURN(e.plugins, plugins_from_json_value(*plugins, environment_where));
+  const JsonField environment_root(environment, environment_source);
+  TO_RETURN_IF_ERROR(environment_root.allow_keys({"environment", "plugins"}));
+  TO_ASSIGN_OR_RETURN(const JsonField built_in, environment_root.member("environment"));
+  TO_ASSIGN_OR_RETURN(e.environment, environment_from_json_value(built_in));
+  TO_ASSIGN_OR_RETURN(const JsonField plugins, environment_root.member("plugins"));
+  TO_ASSIGN_OR_RETURN(e.plugins, plugins_from_json_value(plugins));
 
   TO_ASSIGN_OR_RETURN(const nlohmann::json io,
                       parse_section_json(e, *single[static_cast<uint32_t>(SectionKind::kIoTable)], "I/O table"));
-  TO_ASSIGN_OR_RETURN(e.io_table, io_table_from_json_value(io, fmt::format("engine '{}', I/O table", e.label)));
+  TO_ASSIGN_OR_RETURN(e.io_table, io_table_from_json_value(JsonField(io, fmt::format("engine '{}', I/O table", e.label))));
 
   const Section& plan = *single[static_cast<uint32_t>(SectionKind::kPlan)];
   e.plan = ByteView{e.data + plan.offset, plan.size};
-  std::sort(e.blobs.begin(), e.blobs.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
   return Status::ok();
 }
 
@@ -275,11 +283,14 @@ ByteView EngineFile::plan() const { return impl_->plan; }
 const std::vector<EngineBlobInfo>& EngineFile::blobs() const { return impl_->blobs; }
 
 Result<ByteView> EngineFile::blob(const std::string& name) const {
-  for (const EngineBlobInfo& blob : impl_->blobs)
-    if (blob.name == name) return ByteView{impl_->data + blob.offset, blob.size};
+  const auto& blobs = impl_->blobs;
+  const auto it = std::lower_bound(impl_->blobs_by_name.begin(), impl_->blobs_by_name.end(), name,
+                                   [&](size_t index, const std::string& key) { return blobs[index].name < key; });
+  if (it != impl_->blobs_by_name.end() && blobs[*it].name == name)
+    return ByteView{impl_->data + blobs[*it].offset, blobs[*it].size};
   std::string names;
-  for (size_t i = 0; i < impl_->blobs.size() && i < 8; ++i) names += (i ? ", '" : "'") + impl_->blobs[i].name + "'";
-  return not_found("engine '{}' has no blob named '{}' (it has {} blobs{}{})", impl_->label, name,
+  for (size_t i = 0; i < impl_->blobs.size() && i < 8; ++i) names += (i ? ", " : "") + quote(impl_->blobs[i].name);
+  return not_found("engine '{}' has no blob named {} (it has {} blobs{}{})", impl_->label, quote(name),
                    impl_->blobs.size(), names.empty() ? "" : ": ", names);
 }
 

@@ -40,7 +40,7 @@ std::string environment_to_json(const Environment& environment) {
 
 Result<Environment> environment_from_json(std::string_view json_text, const std::string& source) {
   TO_ASSIGN_OR_RETURN(nlohmann::json value, parse_strict_json(json_text, source));
-  return environment_from_json_value(value, source);
+  return environment_from_json_value(JsonField(value, source));
 }
 
 }  // namespace tensoracle

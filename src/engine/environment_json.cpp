@@ -4,14 +4,12 @@
 #include <charconv>
 
 #include "core/errors.h"
-#include "engine/json_fields.h"
-#include "io/strict_json.h"
+#include "core/quoted.h"
 
 namespace tensoracle {
 namespace {
 
 using nlohmann::json;
-using namespace json_fields;
 
 json gpu_to_json(const GpuProperties& gpu) {
   return json{{"name", gpu.name},
@@ -34,28 +32,27 @@ Result<int> parse_small_int(std::string_view text) {
   return value;
 }
 
-Result<GpuProperties> gpu_from_json(const json& value, const std::string& where) {
+Result<GpuProperties> gpu_from_json(const JsonField& value) {
   GpuProperties gpu;
-  TO_ASSIGN_OR_RETURN(gpu.name, get_string(value, "name", where));
-  TO_ASSIGN_OR_RETURN(const std::string capability, get_string(value, "compute_capability", where));
+  TO_ASSIGN_OR_RETURN(gpu.name, value.get_string("name"));
+  TO_ASSIGN_OR_RETURN(const std::string capability, value.get_string("compute_capability"));
   const size_t dot = capability.find('.');
   auto major = parse_small_int(std::string_view(capability).substr(0, dot));
   auto minor = dot == std::string::npos ? Result<int>(corrupt_data("")) : parse_small_int(capability.substr(dot + 1));
   if (!major.is_ok() || !minor.is_ok())
-    return corrupt_data("{}: field 'compute_capability' must look like \"9.0\", got \"{}\"", where, capability);
+    return value.error("field 'compute_capability' must look like \"9.0\", got {}", quote(capability));
   gpu.compute_capability_major = *major;
   gpu.compute_capability_minor = *minor;
-  TO_ASSIGN_OR_RETURN(const int64_t sm_count, get_int(value, "sm_count", where));
-  gpu.sm_count = static_cast<int>(std::clamp<int64_t>(sm_count, 0, INT32_MAX));
-  TO_ASSIGN_OR_RETURN(gpu.l2_cache_bytes, get_int(value, "l2_cache_bytes", where));
-  TO_ASSIGN_OR_RETURN(const int64_t bus_width, get_int(value, "memory_bus_width_bits", where));
-  gpu.memory_bus_width_bits = static_cast<int>(std::clamp<int64_t>(bus_width, 0, INT32_MAX));
-  TO_ASSIGN_OR_RETURN(gpu.shared_memory_per_block_optin_bytes,
-                      get_int(value, "shared_memory_per_block_optin_bytes", where));
-  TO_ASSIGN_OR_RETURN(gpu.shared_memory_per_sm_bytes, get_int(value, "shared_memory_per_sm_bytes", where));
-  TO_ASSIGN_OR_RETURN(gpu.total_memory_bytes, get_int(value, "total_memory_bytes", where));
-  TO_ASSIGN_OR_RETURN(gpu.ecc_enabled, get_bool(value, "ecc_enabled", where));
-  TO_ASSIGN_OR_RETURN(gpu.integrated, get_bool(value, "integrated", where));
+  TO_ASSIGN_OR_RETURN(const int64_t sm_count, value.get_int("sm_count", 0, INT32_MAX));
+  gpu.sm_count = static_cast<int>(sm_count);
+  TO_ASSIGN_OR_RETURN(gpu.l2_cache_bytes, value.get_int("l2_cache_bytes", 0));
+  TO_ASSIGN_OR_RETURN(const int64_t bus_width, value.get_int("memory_bus_width_bits", 0, INT32_MAX));
+  gpu.memory_bus_width_bits = static_cast<int>(bus_width);
+  TO_ASSIGN_OR_RETURN(gpu.shared_memory_per_block_optin_bytes, value.get_int("shared_memory_per_block_optin_bytes", 0));
+  TO_ASSIGN_OR_RETURN(gpu.shared_memory_per_sm_bytes, value.get_int("shared_memory_per_sm_bytes", 0));
+  TO_ASSIGN_OR_RETURN(gpu.total_memory_bytes, value.get_int("total_memory_bytes", 0));
+  TO_ASSIGN_OR_RETURN(gpu.ecc_enabled, value.get_bool("ecc_enabled"));
+  TO_ASSIGN_OR_RETURN(gpu.integrated, value.get_bool("integrated"));
   return gpu;
 }
 
@@ -63,12 +60,12 @@ json cuda_to_json(const CudaVersions& cuda) {
   return json{{"runtime", cuda.runtime}, {"driver", cuda.driver}, {"cublaslt", cuda.cublaslt}, {"cudnn", cuda.cudnn}};
 }
 
-Result<CudaVersions> cuda_from_json(const json& value, const std::string& where) {
+Result<CudaVersions> cuda_from_json(const JsonField& value) {
   CudaVersions cuda;
-  TO_ASSIGN_OR_RETURN(cuda.runtime, get_string(value, "runtime", where));
-  TO_ASSIGN_OR_RETURN(cuda.driver, get_string(value, "driver", where));
-  TO_ASSIGN_OR_RETURN(cuda.cublaslt, get_string(value, "cublaslt", where));
-  TO_ASSIGN_OR_RETURN(cuda.cudnn, get_string(value, "cudnn", where));
+  TO_ASSIGN_OR_RETURN(cuda.runtime, value.get_string("runtime"));
+  TO_ASSIGN_OR_RETURN(cuda.driver, value.get_string("driver"));
+  TO_ASSIGN_OR_RETURN(cuda.cublaslt, value.get_string("cublaslt"));
+  TO_ASSIGN_OR_RETURN(cuda.cudnn, value.get_string("cudnn"));
   return cuda;
 }
 
@@ -85,20 +82,20 @@ json environment_to_json_value(const Environment& environment) {
               {"cpu_arch", environment.cpu_arch}};
 }
 
-Result<Environment> environment_from_json_value(const json& value, const std::string& where) {
+Result<Environment> environment_from_json_value(const JsonField& value) {
   Environment environment;
-  TO_ASSIGN_OR_RETURN(environment.backend, get_string(value, "backend", where));
-  TO_ASSIGN_OR_RETURN(const json* gpu, member(value, "gpu", where));
-  if (!gpu->is_null()) {
-    TO_ASSIGN_OR_RETURN(environment.gpu, gpu_from_json(*gpu, where + ", gpu"));
+  TO_ASSIGN_OR_RETURN(environment.backend, value.get_name("backend"));
+  TO_ASSIGN_OR_RETURN(const JsonField gpu, value.member("gpu"));
+  if (!gpu.is_null()) {
+    TO_ASSIGN_OR_RETURN(environment.gpu, gpu_from_json(gpu));
   }
-  TO_ASSIGN_OR_RETURN(const json* cuda, member(value, "cuda", where));
-  if (!cuda->is_null()) {
-    TO_ASSIGN_OR_RETURN(environment.cuda, cuda_from_json(*cuda, where + ", cuda"));
+  TO_ASSIGN_OR_RETURN(const JsonField cuda, value.member("cuda"));
+  if (!cuda.is_null()) {
+    TO_ASSIGN_OR_RETURN(environment.cuda, cuda_from_json(cuda));
   }
-  TO_ASSIGN_OR_RETURN(environment.tensoracle_version, get_string(value, "tensoracle_version", where));
-  TO_ASSIGN_OR_RETURN(environment.os, get_string(value, "os", where));
-  TO_ASSIGN_OR_RETURN(environment.cpu_arch, get_string(value, "cpu_arch", where));
+  TO_ASSIGN_OR_RETURN(environment.tensoracle_version, value.get_string("tensoracle_version"));
+  TO_ASSIGN_OR_RETURN(environment.os, value.get_string("os"));
+  TO_ASSIGN_OR_RETURN(environment.cpu_arch, value.get_string("cpu_arch"));
   return environment;
 }
 
@@ -116,30 +113,30 @@ json plugins_to_json_value(const std::vector<PluginFingerprint>& plugins) {
   return out;
 }
 
-Result<std::vector<PluginFingerprint>> plugins_from_json_value(const json& value, const std::string& where) {
-  if (!value.is_array()) return corrupt_data("{}: plugins must be an array, got {}", where, json_type_name(value));
+Result<std::vector<PluginFingerprint>> plugins_from_json_value(const JsonField& value) {
+  TO_ASSIGN_OR_RETURN(const size_t count, value.array_size());
   std::vector<PluginFingerprint> plugins;
-  for (size_t i = 0; i < value.size(); ++i) {
-    const std::string at = fmt::format("{}, plugin {}", where, i);
+  for (size_t i = 0; i < count; ++i) {
+    const JsonField entry = value.element(i);
     PluginFingerprint plugin;
-    TO_ASSIGN_OR_RETURN(plugin.name, get_string(value[i], "name", at));
-    TO_ASSIGN_OR_RETURN(plugin.version, get_string(value[i], "version", at));
-    TO_ASSIGN_OR_RETURN(plugin.library_sha256, get_string(value[i], "library_sha256", at));
-    TO_ASSIGN_OR_RETURN(plugin.bundle_manifest_sha256, get_string(value[i], "bundle_manifest_sha256", at));
+    TO_ASSIGN_OR_RETURN(plugin.name, entry.get_name("name"));
+    TO_ASSIGN_OR_RETURN(plugin.version, entry.get_string("version"));
+    TO_ASSIGN_OR_RETURN(plugin.library_sha256, entry.get_string("library_sha256"));
+    TO_ASSIGN_OR_RETURN(plugin.bundle_manifest_sha256, entry.get_string("bundle_manifest_sha256"));
     plugins.push_back(std::move(plugin));
   }
   return plugins;
 }
 
 json shape_range_to_json_value(const ShapeRange& range) {
-  return json{{"min", dims_to_json(range.min)}, {"opt", dims_to_json(range.opt)}, {"max", dims_to_json(range.max)}};
+  return json{{"min", range.min.values()}, {"opt", range.opt.values()}, {"max", range.max.values()}};
 }
 
-Result<ShapeRange> shape_range_from_json_value(const json& value, const std::string& where) {
+Result<ShapeRange> shape_range_from_json_value(const JsonField& value) {
   ShapeRange range;
-  TO_ASSIGN_OR_RETURN(range.min, get_dims(value, "min", where));
-  TO_ASSIGN_OR_RETURN(range.opt, get_dims(value, "opt", where));
-  TO_ASSIGN_OR_RETURN(range.max, get_dims(value, "max", where));
+  TO_ASSIGN_OR_RETURN(range.min, value.get_dims("min"));
+  TO_ASSIGN_OR_RETURN(range.opt, value.get_dims("opt"));
+  TO_ASSIGN_OR_RETURN(range.max, value.get_dims("max"));
   return range;
 }
 
@@ -157,39 +154,36 @@ json io_table_to_json_value(const IoTable& table) {
   return json{{"tensors", std::move(tensors)}};
 }
 
-Result<IoTable> io_table_from_json_value(const json& value, const std::string& where) {
-  TO_ASSIGN_OR_RETURN(const json* tensors, member(value, "tensors", where));
-  if (!tensors->is_array())
-    return corrupt_data("{}: field 'tensors' must be an array, got {}", where, json_type_name(*tensors));
+Result<IoTable> io_table_from_json_value(const JsonField& value) {
+  TO_ASSIGN_OR_RETURN(const JsonField tensors, value.member("tensors"));
+  TO_ASSIGN_OR_RETURN(const size_t count, tensors.array_size());
   IoTable table;
-  for (size_t i = 0; i < tensors->size(); ++i) {
-    const json& entry = (*tensors)[i];
-    std::string at = fmt::format("{}, tensor {}", where, i);
+  for (size_t i = 0; i < count; ++i) {
+    const JsonField entry = tensors.element(i);
     IoTensor tensor;
-    TO_ASSIGN_OR_RETURN(tensor.name, get_string(entry, "name", at));
-    at = fmt::format("{}, tensor '{}'", where, tensor.name);
-    TO_ASSIGN_OR_RETURN(const std::string role, get_string(entry, "role", at));
-    if (role != "input" && role != "output")
-      return corrupt_data("{}: field 'role' must be \"input\" or \"output\", got \"{}\"", at, role);
-    tensor.is_input = role == "input";
-    TO_ASSIGN_OR_RETURN(const std::string dtype, get_string(entry, "dtype", at));
-    auto parsed = parse_data_type(dtype);
-    if (!parsed.is_ok() || data_type_name(*parsed) != dtype)
-      return corrupt_data("{}: field 'dtype' holds \"{}\", not a data type name", at, dtype);
+    TO_ASSIGN_OR_RETURN(tensor.name, entry.get_name("name"));
+    TO_ASSIGN_OR_RETURN(const JsonField role, entry.member("role"));
+    TO_ASSIGN_OR_RETURN(const std::string role_name, role.as_string());
+    if (role_name != "input" && role_name != "output")
+      return role.error("expected \"input\" or \"output\", got {}", role.shown());
+    tensor.is_input = role_name == "input";
+    TO_ASSIGN_OR_RETURN(const JsonField dtype, entry.member("dtype"));
+    TO_ASSIGN_OR_RETURN(const std::string dtype_name, dtype.as_string());
+    auto parsed = parse_data_type(dtype_name);
+    if (!parsed.is_ok() || data_type_name(*parsed) != dtype_name)
+      return dtype.error("expected a data type name, got {}", dtype.shown());
     tensor.dtype = *parsed;
-    TO_ASSIGN_OR_RETURN(tensor.format, get_string(entry, "format", at));
-    TO_ASSIGN_OR_RETURN(const json* profiles, member(entry, "profiles", at));
-    if (!profiles->is_array())
-      return corrupt_data("{}: field 'profiles' must be an array, got {}", at, json_type_name(*profiles));
-    for (size_t p = 0; p < profiles->size(); ++p) {
-      TO_ASSIGN_OR_RETURN(ShapeRange range,
-                          shape_range_from_json_value((*profiles)[p], fmt::format("{}, profile {}", at, p)));
+    TO_ASSIGN_OR_RETURN(tensor.format, entry.get_string("format"));
+    TO_ASSIGN_OR_RETURN(const JsonField profiles, entry.member("profiles"));
+    TO_ASSIGN_OR_RETURN(const size_t profile_count, profiles.array_size());
+    for (size_t p = 0; p < profile_count; ++p) {
+      TO_ASSIGN_OR_RETURN(ShapeRange range, shape_range_from_json_value(profiles.element(p)));
       tensor.profiles.push_back(std::move(range));
     }
     table.tensors.push_back(std::move(tensor));
   }
   Status valid = table.validate();
-  if (!valid.is_ok()) return Status(StatusCode::kCorruptData, fmt::format("{}: {}", where, valid.message()));
+  if (!valid.is_ok()) return value.error("{}", valid.message());
   return table;
 }
 
@@ -203,31 +197,32 @@ Status IoTable::validate() const {
   bool seen_output = false;
   for (const IoTensor& tensor : tensors) {
     if (tensor.name.empty()) return invalid_argument("an I/O tensor has an empty name");
+    if (has_nul(tensor.name)) return invalid_argument("the I/O tensor name {} holds a NUL byte", quote(tensor.name));
     if (std::find(names.begin(), names.end(), tensor.name) != names.end())
-      return invalid_argument("I/O tensor name '{}' appears twice", tensor.name);
+      return invalid_argument("I/O tensor name {} appears twice", quote(tensor.name));
     names.push_back(tensor.name);
     if (tensor.is_input && seen_output)
-      return invalid_argument("input '{}' follows an output (inputs come first)", tensor.name);
+      return invalid_argument("input {} follows an output (inputs come first)", quote(tensor.name));
     seen_output = seen_output || !tensor.is_input;
     if (!known_format(tensor.format))
-      return invalid_argument("tensor '{}': unknown format '{}' (expected linear, hwc or hwc8)", tensor.name,
-                              tensor.format);
+      return invalid_argument("tensor {}: unknown format {} (expected linear, hwc or hwc8)", quote(tensor.name),
+                              quote(tensor.format));
     if (tensor.profiles.size() != tensors.front().profiles.size())
-      return invalid_argument("tensor '{}' has {} profiles, tensor '{}' has {}", tensor.name, tensor.profiles.size(),
-                              tensors.front().name, tensors.front().profiles.size());
+      return invalid_argument("tensor {} has {} profiles, tensor {} has {}", quote(tensor.name), tensor.profiles.size(),
+                              quote(tensors.front().name), tensors.front().profiles.size());
     for (size_t p = 0; p < tensor.profiles.size(); ++p) {
       const ShapeRange& range = tensor.profiles[p];
       const size_t rank = range.min.rank();
       if (range.opt.rank() != rank || range.max.rank() != rank)
-        return invalid_argument("tensor '{}', profile {}: min {}, opt {} and max {} differ in rank", tensor.name, p,
+        return invalid_argument("tensor {}, profile {}: min {}, opt {} and max {} differ in rank", quote(tensor.name), p,
                                 range.min.to_string(), range.opt.to_string(), range.max.to_string());
       for (size_t d = 0; d < rank; ++d) {
         const int64_t lo = range.min[d], mid = range.opt[d], hi = range.max[d];
         const bool run_time_dim = !tensor.is_input && lo == -1 && mid == -1 && hi == -1;
         if (run_time_dim) continue;
         if (lo < 0 || !(lo <= mid && mid <= hi))
-          return invalid_argument("tensor '{}', profile {}, dimension {}: need 0 <= min <= opt <= max, got {} {} {}",
-                                  tensor.name, p, d, lo, mid, hi);
+          return invalid_argument("tensor {}, profile {}, dimension {}: need 0 <= min <= opt <= max, got {} {} {}",
+                                  quote(tensor.name), p, d, lo, mid, hi);
       }
     }
   }

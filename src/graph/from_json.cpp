@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "io/strict_json.h"
 #include "tensoracle/network.h"
 
 namespace tensoracle {
@@ -91,8 +92,8 @@ Result<Network> build(const json& doc, const ConstantResolver& constants) {
 }  // namespace
 
 Result<Network> network_from_json(const std::string& text, const ConstantResolver& constants) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return invalid_argument("network JSON does not parse");
+  TO_ASSIGN_OR_RETURN(const json doc,
+                      parse_strict_json(text, "network JSON", kMaxJsonDepth, StatusCode::kInvalidArgument));
   try {
     return build(doc, constants);
   } catch (const json::exception& e) {

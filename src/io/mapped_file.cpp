@@ -9,15 +9,21 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "core/quoted.h"
 
 namespace tensoracle {
 
-Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& path, Links links) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it does not change
+  // reads of a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (links == Links::kRefuse ? O_NOFOLLOW : 0));
   if (fd < 0) {
     const int error = errno;
-    if (error == ENOENT) return not_found("'{}' does not exist", path);
-    return io_error("cannot open '{}': {}", path, std::strerror(error));
+    if (error == ENOENT) return not_found("{} does not exist", quote(path));
+    if (error == ELOOP && links == Links::kRefuse)
+      return invalid_argument("{} is a symbolic link; it is not followed", quote(path));
+    if (error == EACCES) return io_error("cannot open {}: permission denied", quote(path));
+    return io_error("cannot open {}: {}", quote(path), std::strerror(error));
   }
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
@@ -27,7 +33,7 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    return invalid_argument("'{}' is not a regular file", path);
+    return invalid_argument("{} is not a regular file", quote(path));
   }
   const size_t size = static_cast<size_t>(info.st_size);
   void* address = nullptr;

@@ -16,8 +16,11 @@ namespace tensoracle {
 
 class MappedFile {
  public:
-  // Maps `path` (a regular file) read-only. An empty file gives an empty mapping.
-  static Result<std::shared_ptr<const MappedFile>> open(const std::string& path);
+  enum class Links { kFollow, kRefuse };
+  // Maps `path` (a regular file) read-only. An empty file gives an empty mapping. A FIFO or device
+  // is refused without reading (or blocking on) it. With Links::kRefuse a symbolic link at `path`
+  // is refused too (O_NOFOLLOW): the cache never reads through a link out of its directory.
+  static Result<std::shared_ptr<const MappedFile>> open(const std::string& path, Links links = Links::kFollow);
 
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -86,5 +86,32 @@ TEST(BundleCli, UsageAndInputErrorsExitTwo) {
   EXPECT_FALSE(fs::exists(scratch.path() / "b"));
 }
 
+// Manifests and declarations are untrusted (SPEC F15). A manifest nested 3 million levels deep once
+// crashed `bundle inspect` (SIGSEGV); a NUL in a cubin path cut the message short. A bad manifest is
+// a failed check (exit 1, the report says why); a bad --plugin declaration is bad input (exit 2).
+TEST(BundleCli, HostileManifestsAreReportedNotCrashedOn) {
+  ScratchDir scratch;
+  const fs::path bundle = copy_example_bundle(scratch);
+  write_bytes(bundle / "manifest.json", std::string(3000000, '[') + std::string(3000000, ']'));
+  const CliRun deep = run_cli("bundle inspect " + quoted(bundle.string()));
+  EXPECT_EQ(deep.exit_code, 1) << deep.output;
+  EXPECT_NE(deep.output.find("nesting is deeper than 64 levels"), std::string::npos) << deep.output;
+
+  std::string manifest = read_bytes(example_bundle() / "manifest.json");
+  const size_t path = manifest.find("\"path\": \"") + 9;
+  manifest.insert(path, "..\\u0000/");
+  write_bytes(bundle / "manifest.json", manifest);
+  const CliRun nul = run_cli("bundle inspect " + quoted(bundle.string()));
+  EXPECT_EQ(nul.exit_code, 1) << nul.output;
+  EXPECT_NE(nul.output.find("holds a NUL byte"), std::string::npos) << nul.output;
+  EXPECT_NE(nul.output.find("..\\x00/"), std::string::npos) << nul.output;
+
+  write_bytes(scratch.path() / "deep.json", std::string(100000, '['));
+  const CliRun declaration =
+      run_cli("bundle inspect --plugin " + quoted(scratch / "deep.json") + " " + quoted(example_bundle().string()));
+  EXPECT_EQ(declaration.exit_code, 2) << declaration.output;
+  EXPECT_NE(declaration.output.find("nesting is deeper than 64 levels"), std::string::npos) << declaration.output;
+}
+
 }  // namespace
 }  // namespace tensoracle

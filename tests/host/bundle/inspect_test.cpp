@@ -188,7 +188,7 @@ TEST(InspectBundle, BadManifestStopsAtTheSchemaCheck) {
   write_manifest_json(bundle, manifest);
   const InspectReport report = inspect(bundle);
   ASSERT_EQ(report.checks.size(), 1u);
-  EXPECT_EQ(report.checks[0].reason, "manifest.format_version 7 is not supported (this tensoracle reads version 1)");
+  EXPECT_EQ(report.checks[0].reason, "manifest.json: /format_version: format version 7 is not supported (this tensoracle reads version 1)");
 }
 
 TEST(InspectBundle, ADirectoryThatDoesNotExistIsAnErrorNotAReport) {

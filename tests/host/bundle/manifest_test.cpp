@@ -52,27 +52,31 @@ TEST(BundleManifest, SchemaViolationsAreCorruptDataNamingThePath) {
     EXPECT_EQ(parsed.status().code(), StatusCode::kCorruptData);
     return parsed.status().message();
   };
-  EXPECT_EQ(parse_bundle_manifest("[").status().message(), "manifest is not valid JSON");
+  EXPECT_EQ(parse_bundle_manifest("[").status().message(),
+            "manifest.json: /0: invalid JSON: parse error at line 1, column 2: syntax error while parsing value - "
+            "unexpected end of input; expected '[', '{', or a literal");
   EXPECT_EQ(error_after([](auto& j) { j["format"] = "zip"; }),
-            "manifest.format: expected \"tensoracle-cubin-bundle\"");
+            "manifest.json: /format: expected \"tensoracle-cubin-bundle\", got \"zip\"");
   EXPECT_EQ(error_after([](auto& j) { j["format_version"] = 2; }),
-            "manifest.format_version 2 is not supported (this tensoracle reads version 1)");
-  EXPECT_EQ(error_after([](auto& j) { j.erase("compiler"); }), "manifest: missing key 'compiler'");
-  EXPECT_EQ(error_after([](auto& j) { j["extra"] = 1; }), "manifest: unknown key 'extra'");
+            "manifest.json: /format_version: format version 2 is not supported (this tensoracle reads version 1)");
+  EXPECT_EQ(error_after([](auto& j) { j.erase("compiler"); }), "manifest.json: missing field 'compiler'");
+  EXPECT_EQ(error_after([](auto& j) { j["extra"] = 1; }),
+            "manifest.json: unknown key 'extra' (known keys: format, format_version, name, version, compiler, sources, "
+            "cubins)");
   EXPECT_EQ(error_after([](auto& j) { j["cubins"][1]["arch"] = "sm90"; }),
-            "cubins[1].arch: invalid GPU architecture 'sm90': expected sm_<compute capability>[a|f], e.g. sm_90");
+            "manifest.json: /cubins/1/arch: invalid GPU architecture 'sm90': expected sm_<compute capability>[a|f], e.g. sm_90");
   EXPECT_EQ(error_after([](auto& j) { j["cubins"][0]["size"] = -1; }),
-            "cubins[0].size: expected a non-negative integer");
+            "manifest.json: /cubins/0/size: expected an integer >= 0, got -1");
   EXPECT_EQ(error_after([](auto& j) { j["cubins"][0]["sha256"] = "abc"; }),
-            "cubins[0].sha256: 'abc' is not a lower-case hex SHA-256");
+            "manifest.json: /cubins/0/sha256: 'abc' is not a lower-case hex SHA-256");
   EXPECT_EQ(error_after([](auto& j) { j["cubins"][0]["source"] = "other.cu"; }),
-            "cubins[0].source: 'other.cu' is not one of the manifest's sources");
+            "manifest.json: /cubins/0: field 'source': 'other.cu' is not one of the manifest's sources");
   EXPECT_EQ(error_after([](auto& j) { j["cubins"][1]["path"] = j["cubins"][0]["path"]; }).find("is used twice") !=
                 std::string::npos,
             true);
-  EXPECT_EQ(error_after([](auto& j) { j["cubins"][0]["kernels"] = {1}; }), "cubins[0].kernels[0]: expected a string");
+  EXPECT_EQ(error_after([](auto& j) { j["cubins"][0]["kernels"] = {1}; }), "manifest.json: /cubins/0/kernels/0: expected a string, got 1");
   EXPECT_EQ(error_after([](auto& j) { j["sources"] = nlohmann::ordered_json::array(); }),
-            "manifest.sources: expected a non-empty array");
+            "manifest.json: /sources: expected a non-empty array");
 }
 
 BundleManifest manifest_with(const std::vector<const char*>& architectures) {

@@ -166,4 +166,27 @@ TEST_F(CompareCli, UsageAndInputErrorsExitWithTwo) {
   EXPECT_EQ(run(fixture("single_reference.npy")).exit_code, 2);  // REFERENCE is required
 }
 
+// Limits files are untrusted (SPEC F15): each of these once crashed the CLI (an uncaught
+// exception, a stack overflow) or was silently accepted; each is now exit 2 naming the field.
+TEST_F(CompareCli, HostileLimitsFilesExitWithTwoNamingTheField) {
+  const std::string files = fixture("single_candidate.npy") + " " + fixture("single_reference.npy");
+  const CliRun overflow = run(files + " --limits " + write_limits(R"({"default": {"atol": 1e999, "rtol": 0}})"));
+  EXPECT_EQ(overflow.exit_code, 2);
+  EXPECT_NE(overflow.err.find("/default/atol: invalid JSON: number overflow parsing '1e999'"), std::string::npos)
+      << overflow.err;
+
+  const CliRun deep = run(files + " --limits " + write_limits(std::string(100000, '[') + std::string(100000, ']')));
+  EXPECT_EQ(deep.exit_code, 2);
+  EXPECT_NE(deep.err.find("nesting is deeper than 64 levels"), std::string::npos) << deep.err;
+
+  const CliRun twice = run(files + " --limits " + write_limits(R"({"default": {"atol": 1, "rtol": 0, "atol": 0}})"));
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("/default/atol: duplicate key 'atol'"), std::string::npos) << twice.err;
+
+  const CliRun huge_count =
+      run(files + " --limits " + write_limits(R"({"default": {"max_outside_tolerance_count": 99999999999999999999}})"));
+  EXPECT_EQ(huge_count.exit_code, 2);
+  EXPECT_NE(huge_count.err.find("beyond the 64-bit integer range"), std::string::npos) << huge_count.err;
+}
+
 }  // namespace

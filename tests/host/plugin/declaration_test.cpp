@@ -179,19 +179,23 @@ TEST(PluginDeclarationJson, RoundTrips) {
 
 TEST(PluginDeclarationJson, ErrorsNameTheJsonPath) {
   const auto error = [](const char* json) { return plugin_declaration_from_json(json).status().message(); };
-  EXPECT_EQ(error("{"), "plugin declaration is not valid JSON");
-  EXPECT_EQ(error(R"({"version": "1"})"), "declaration: missing key 'name'");
-  EXPECT_EQ(error(R"({"name": "p", "version": "1", "archs": []})"), "declaration: unknown key 'archs'");
+  EXPECT_EQ(error("{"),
+            "plugin declaration: invalid JSON: parse error at line 1, column 2: syntax error while parsing object key - "
+            "unexpected end of input; expected string literal");
+  EXPECT_EQ(error(R"({"version": "1"})"), "plugin declaration: missing field 'name'");
+  EXPECT_EQ(error(R"({"name": "p", "version": "1", "archs": []})"), "plugin declaration: unknown key 'archs' (known keys: name, version, namespace, inputs, outputs, kernels, "
+            "architectures)");
   EXPECT_EQ(error(R"({"name": "p", "version": "1", "outputs": [{"name": "y", "format": "NCHW"}]})"),
-            "outputs[0].format: unknown tensor format 'NCHW': expected LINEAR, HWC or HWC8");
+            "plugin declaration: /outputs/0/format: unknown tensor format 'NCHW': expected LINEAR, HWC or HWC8");
   EXPECT_EQ(error(R"({"name": "p", "version": "1", "outputs": [{"name": "y", "shape": {"copy_input": "0"}}]})"),
-            "outputs[0].shape: expected \"computed\" or {\"copy_input\": <input index>}");
+            "plugin declaration: /outputs/0/shape: expected \"computed\" or {\"copy_input\": <input index>}, got "
+            "{\"copy_input\":\"0\"}");
   EXPECT_EQ(error(R"({"name": "p", "version": "1", "outputs": [{"name": "y"}], "kernels": ["k"],
                       "architectures": ["sm90"]})"),
-            "architectures[0]: invalid GPU architecture 'sm90': expected sm_<compute capability>[a|f], e.g. sm_90");
+            "plugin declaration: /architectures/0: invalid GPU architecture 'sm90': expected sm_<compute capability>[a|f], e.g. sm_90");
   // A JSON declaration that parses is also validated.
   EXPECT_EQ(error(R"({"name": "p", "version": "1", "outputs": [{"name": "y"}]})"),
-            "plugin 'p 1': outputs[0] 'y': copies the shape of input 0, but the plugin has 0 input(s)");
+            "plugin declaration: plugin 'p 1': outputs[0] 'y': copies the shape of input 0, but the plugin has 0 input(s)");
 }
 
 TEST(PluginDeclarationJson, TheExampleDeclarationIsValid) {
