@@ -17,6 +17,18 @@ endif()
 if(TENSORACLE_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+if(TENSORACLE_BUILD_PYTHON)
+  # The interpreter that runs the build (pip's, or the one named by Python_EXECUTABLE) decides
+  # the module's ABI; nanobind comes from its site-packages (PyPI; scripts/setup puts it in .venv).
+  find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module OPTIONAL_COMPONENTS Development.SABIModule)
+  execute_process(COMMAND "${Python_EXECUTABLE}" -m nanobind --cmake_dir
+                  OUTPUT_STRIP_TRAILING_WHITESPACE OUTPUT_VARIABLE nanobind_ROOT RESULT_VARIABLE nanobind_found)
+  if(NOT nanobind_found EQUAL 0)
+    message(FATAL_ERROR "TENSORACLE_BUILD_PYTHON needs nanobind for ${Python_EXECUTABLE} "
+                        "(pip install nanobind, or scripts/setup for .venv)")
+  endif()
+  find_package(nanobind CONFIG REQUIRED)
+endif()
 if(TENSORACLE_BUILD_CUDA)
   enable_language(CUDA)
   set(CMAKE_CUDA_ARCHITECTURES ${TENSORACLE_CUDA_ARCHS})

@@ -127,7 +127,8 @@ def as_json_number(x):
     return x
 
 
-def expected_metrics(candidate, reference):
+def expected_metrics(candidate, reference, atol=ATOL, rtol=RTOL):
+    """Every metric of docs/compare.md for one pair (tests/python/test_compare.py uses it too)."""
     c = np.asarray(candidate).astype(np.float64)
     r = np.asarray(reference).astype(np.float64)
     out = {"shape": list(c.shape), "element_count": int(c.size)}
@@ -154,13 +155,13 @@ def expected_metrics(candidate, reference):
     else:
         out["cosine_similarity"] = float(np.dot(cs, rs) / (norm_c * norm_r))
 
-    outside = ~np.isclose(c, r, rtol=RTOL, atol=ATOL, equal_nan=True)
+    outside = ~np.isclose(c, r, rtol=rtol, atol=atol, equal_nan=True)
     out["outside_tolerance_count"] = int(outside.sum())
     out["outside_tolerance_fraction"] = float(outside.sum() / c.size) if c.size else 0.0
     # Worst element: largest |c-r| - (atol + rtol*|r|); a non-finite mismatch counts as +inf;
     # matching non-finite positions cannot be worst. argmax returns the first maximum.
     with np.errstate(invalid="ignore", over="ignore"):
-        excess = np.abs(c - r) - (ATOL + RTOL * np.abs(r))
+        excess = np.abs(c - r) - (atol + rtol * np.abs(r))
     excess = np.where(finite, excess, np.where(outside, math.inf, np.nan)).ravel()
     candidates = ~np.isnan(excess)
     if candidates.any():

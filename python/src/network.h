@@ -1,0 +1,35 @@
+// The Network as Python holds it (network.cpp): a network made in Python (owned), or the
+// builder's network lent to a Python graph function for the duration of the call (borrowed).
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+
+#include "tensoracle/network.h"
+
+namespace tensoracle::python {
+
+class PyNetwork {
+ public:
+  PyNetwork() : owned_(std::make_shared<Network>()), network_(owned_.get()) {}
+  explicit PyNetwork(Network& borrowed) : network_(&borrowed) {}
+
+  // The network; raises once a borrowed network's graph function has returned.
+  Network& get() const;
+  // Raises the network's definition error, if any (called after every change, so the error
+  // surfaces at the Python line that caused it).
+  void check_status() const;
+  void end_borrow() { network_ = nullptr; }
+
+ private:
+  std::shared_ptr<Network> owned_;  // null when borrowed
+  Network* network_;
+};
+
+// A Python Network over the builder's `network` (for a graph function call), and its end: the
+// object raises on every use afterwards, so a network kept past the call cannot dangle.
+nanobind::object borrow_network(Network& network);
+void end_borrow(nanobind::handle borrowed);
+
+}  // namespace tensoracle::python
