@@ -60,9 +60,9 @@ struct PluginFingerprint {
 };
 
 struct Environment {
-  std::string backend;  // "cpu" or "cuda"
+  std::string backend;  // the registry name of the backend that built the engine (docs/backends.md)
   // Null when the backend does not use a GPU (cpu), or none is usable: then
-  // cuda_unavailable_reason says why ("no CUDA in this build", "no CUDA device: ...").
+  // cuda_unavailable_reason says why ("no CUDA device: ...").
   std::optional<GpuProperties> gpu;
   std::optional<CudaVersions> cuda;
   std::string cuda_unavailable_reason;  // informational; not serialized into keys
@@ -73,10 +73,11 @@ struct Environment {
   bool operator==(const Environment& other) const;  // compares the serialized fields
 };
 
-// The environment of this process for `backend`. For "cpu" the GPU and CUDA fields are null by
-// design (they do not affect a CPU build). For "cuda" they are probed (CUDA runtime, device 0,
-// cuBLASLt, cuDNN); in a build without CUDA, or without a usable device, they are null and
-// cuda_unavailable_reason says why. Errors only on an unknown backend name.
+// The environment of this process for `backend`: the fields every engine records, then the
+// backend's own (Backend::probe). For "cpu" the GPU and CUDA fields are null by design (they do
+// not affect a CPU build). For "cuda" they are probed (CUDA runtime, device 0, cuBLASLt, cuDNN);
+// without a usable device they are null and cuda_unavailable_reason says why. Errors only on a
+// backend this build does not have (kNotFound, naming the ones it has).
 Result<Environment> probe_environment(std::string_view backend);
 
 // Canonical JSON (sorted keys; "gpu": null / "cuda": null when absent) and its strict parser.
