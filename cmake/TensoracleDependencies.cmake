@@ -11,6 +11,14 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+find_package(tomlplusplus 3 REQUIRED)
+# nvml.h alone (PyPI nvidia-nvml-dev, unpacked into .deps/nvml by scripts/setup; a GPU machine finds
+# it in the sysroot of scripts/fetch-gpu-deps): the timing harness opens NVML with dlopen at run time.
+find_path(TENSORACLE_NVML_INCLUDE_DIR nvml.h HINTS ${PROJECT_SOURCE_DIR}/.deps/nvml/include)
+if(NOT TENSORACLE_NVML_INCLUDE_DIR)
+  message(FATAL_ERROR "nvml.h not found: run scripts/setup (it unpacks the nvidia-nvml-dev header into .deps/nvml) "
+                      "or set TENSORACLE_NVML_INCLUDE_DIR")
+endif()
 if(TENSORACLE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

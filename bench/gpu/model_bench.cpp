@@ -9,17 +9,22 @@
 // and fp64 outputs). For each model it builds the fp32, fp16 and bf16 engines for batch 2 (build
 // seconds recorded), checks the fp32 engine against PyTorch fp32 (pass: relative L2 <= 1e-5) and
 // reports the fp16/bf16 engines against the fp32 engine; then builds fp16 engines for each latency
-// batch and times `iterations` enqueues, each between two CUDA events, after `warmup` (median,
-// p90), on device buffers holding the seeded inputs scripts/torch-baseline.py also uses; and
+// batch and times them with the timing harness (src/bench, docs/bench.md): `iterations`
+// enqueues after `warmup`, each between two CUDA events without waiting in between (throughput
+// mode, one enqueue per sample: the method of scripts/torch-baseline.py), on device buffers
+// holding the seeded inputs scripts/torch-baseline.py also uses, with the NVML load check; and
 // times each step of those engines on its own (Execution::profile_layers) to show where the time
 // goes. Everything goes to the JSON file; scripts/speed-table.py turns it into the speed table.
+//
+// Engines are built afresh (policy rebuild) and stored in the engine cache under the package's
+// graph names and declarations ("resnet50_fp16", image fixed at the batch), so `tensoracle bench
+// --package ... --graph resnet50_fp16 --batch 32 --policy require-cached` times the very engine.
 // Exit status: 0 when every fp32 engine passed, 1 otherwise (or on any error); CLI11's on bad usage.
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +38,7 @@
 #include "backends/cuda/device.h"
 #include "bert_encoder/bert_encoder.h"
 #include "resnet50/resnet50.h"
+#include "tensoracle/bench.h"
 #include "tensoracle/build.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/engine.h"
@@ -51,10 +57,6 @@ constexpr int64_t kBertLength = 128;
 Status cuda_status(cudaError_t error, const std::string& what) {
   if (error == cudaSuccess) return Status::ok();
   return Status(StatusCode::kInternal, what + ": " + cudaGetErrorString(error));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // ---- the seeded latency inputs (the same formula as scripts/torch-baseline.py) ----
@@ -92,6 +94,7 @@ HostArray padding_mask(const Dims& shape) {
 struct ModelSpec {
   std::string name;
   std::string output;
+  // The graph with `batch` as dim 0 (-1: dynamic, as the model package defines it).
   std::function<Status(Network&, const Weights&, int64_t batch, DataType precision)> define;
   // Network inputs in order, each with its seeded latency value at `batch`.
   std::function<NamedArrays(int64_t batch)> latency_inputs;
@@ -103,7 +106,7 @@ std::vector<ModelSpec> model_specs() {
                    resnet50::kOutput,
                    [](Network& net, const Weights& w, int64_t batch, DataType precision) {
                      return resnet50::define(net, w, {batch, 3, 224, 224}, precision);
-                   },
+                   },  // batch -1: dynamic, fixed by the declared input shape
                    [](int64_t batch) {
                      NamedArrays in;
                      in.emplace(resnet50::kInput, hashed_image({batch, 3, 224, 224}));
@@ -144,20 +147,24 @@ struct BuiltEngine {
   Engine engine;
   std::string bytes;  // the engine file
   double build_s = 0;
-  double load_s = 0;
 };
 
+// The package graph's name for `precision` ("resnet50", "resnet50_fp16", ...).
+std::string graph_name(const ModelSpec& spec, DataType precision) {
+  return precision == DataType::kFloat32 ? spec.name : spec.name + "_" + std::string(data_type_name(precision));
+}
+
 // `auxiliary_streams` as BuilderSettings has it; `tactic_record` (an engine file) replays its
-// tactic choices instead of timing.
+// tactic choices instead of timing. The build is declared as the model package declares its
+// graph at a fixed batch, so the cache entry is the one `tensoracle bench --package` opens.
 Result<BuiltEngine> build_engine(const ModelSpec& spec, const Weights& weights, int64_t batch, DataType precision,
                                  int auxiliary_streams = 1, const std::string& tactic_record = "") {
   EngineBuild build;
-  build.name = spec.name + "_" + std::string(data_type_name(precision)) + "_b" + std::to_string(batch);
+  build.name = graph_name(spec, precision);
   build.graph_version = "1";
-  build.graph = [&spec, batch, precision](Network& net, const Weights& w) {
-    return spec.define(net, w, batch, precision);
-  };
+  build.graph = [&spec, precision](Network& net, const Weights& w) { return spec.define(net, w, -1, precision); };
   build.weights = weights;
+  for (const auto& [name, array] : spec.latency_inputs(batch)) build.add_input(name, array.shape());
   build.backend = "cuda";
   build.quiet = true;
   build.settings.auxiliary_streams = auxiliary_streams;
@@ -165,13 +172,9 @@ Result<BuiltEngine> build_engine(const ModelSpec& spec, const Weights& weights, 
     build.settings.deterministic_replay = true;
     build.settings.tactic_record = tactic_record;
   }
-  const auto start = std::chrono::steady_clock::now();
-  TO_ASSIGN_OR_RETURN(std::string bytes, build_serialized_engine(build));
-  const double build_s = seconds_since(start);
-  const auto load_start = std::chrono::steady_clock::now();
-  TO_ASSIGN_OR_RETURN(Engine engine, Engine::deserialize(bytes.data(), bytes.size(), build.name));
-  const double load_s = seconds_since(load_start);
-  return BuiltEngine{std::move(engine), std::move(bytes), build_s, load_s};
+  TO_ASSIGN_OR_RETURN(OpenedEngine opened, open_engine(build, CachePolicy::kRebuild));
+  const ByteView bytes = opened.engine.file().bytes();
+  return BuiltEngine{std::move(opened.engine), std::string(bytes.as_string_view()), opened.build_seconds};
 }
 
 // An execution with every tensor bound to device memory: inputs hold `inputs`.
@@ -224,49 +227,21 @@ Result<NamedArrays> run_once(const Engine& engine, const NamedArrays& inputs) {
 }
 
 struct Latency {
-  double median_ms = 0, p90_ms = 0, min_ms = 0, mean_ms = 0;
-  int iterations = 0;
-  std::vector<LayerTiming> profile;
+  BenchReport report;
+  BenchSettings settings;
+  const TimingStats& stats() const { return report.runs.front().stats; }
 };
 
-Result<Latency> time_enqueues(const Engine& engine, const NamedArrays& inputs, int warmup, int iterations,
-                              bool profile) {
-  TO_ASSIGN_OR_RETURN(BoundExecution bound, bind_on_device(engine, inputs));
-  Stream stream;
-  // The first enqueue captures the CUDA graph that later ones replay.
-  for (int i = 0; i < warmup; ++i) TO_RETURN_IF_ERROR(bound.exec.enqueue(stream.stream));
-  TO_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream.stream), "warm-up"));
-
-  std::vector<cudaEvent_t> events(2 * static_cast<size_t>(iterations));
-  for (cudaEvent_t& e : events) TO_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&e), "cudaEventCreate"));
-  Status status;
-  for (int i = 0; i < iterations && status.is_ok(); ++i) {
-    status = cuda_status(cudaEventRecord(events[2 * i], stream.stream), "cudaEventRecord");
-    if (status.is_ok()) status = bound.exec.enqueue(stream.stream);
-    if (status.is_ok()) status = cuda_status(cudaEventRecord(events[2 * i + 1], stream.stream), "cudaEventRecord");
-  }
-  if (status.is_ok()) status = cuda_status(cudaStreamSynchronize(stream.stream), "timed enqueues");
-  std::vector<double> ms;
-  for (int i = 0; i < iterations && status.is_ok(); ++i) {
-    float elapsed = 0;
-    status = cuda_status(cudaEventElapsedTime(&elapsed, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
-    ms.push_back(elapsed);
-  }
-  for (cudaEvent_t e : events) cudaEventDestroy(e);
-  TO_RETURN_IF_ERROR(status);
-
-  std::sort(ms.begin(), ms.end());
+// Each enqueue between two CUDA events without waiting in between (throughput mode, one enqueue
+// per sample): what a call adds to a busy stream, as scripts/torch-baseline.py measures PyTorch.
+Result<Latency> time_enqueues(const Engine& engine, const NamedArrays& inputs, int warmup, int iterations, bool profile) {
   Latency latency;
-  latency.iterations = iterations;
-  latency.min_ms = ms.front();
-  latency.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-  latency.p90_ms = ms[std::min(ms.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(ms.size())))];
-  double sum = 0;
-  for (double v : ms) sum += v;
-  latency.mean_ms = sum / static_cast<double>(ms.size());
-  if (profile) {
-    TO_ASSIGN_OR_RETURN(latency.profile, bound.exec.profile_layers(stream.stream, 20));
-  }
+  latency.settings.warmup = warmup;
+  latency.settings.iterations = iterations;
+  latency.settings.modes = {TimingMode::kThroughput};
+  latency.settings.throughput_group = 1;
+  latency.settings.profile_layers = profile;
+  TO_ASSIGN_OR_RETURN(latency.report, bench_engine(engine, views_of(inputs), latency.settings));
   return latency;
 }
 
@@ -352,10 +327,8 @@ bool bench_model(const ModelSpec& spec, const Options& options, json& out) {
       fail("build " + p, built.status());
       continue;
     }
-    std::printf("  built %s b%lld in %.1f s (load %.2f s)\n", p.c_str(), static_cast<long long>(kReferenceBatch),
-                built->build_s, built->load_s);
-    out["builds"].push_back(
-        {{"precision", p}, {"batch", kReferenceBatch}, {"build_s", built->build_s}, {"load_s", built->load_s}});
+    std::printf("  built %s b%lld in %.1f s\n", p.c_str(), static_cast<long long>(kReferenceBatch), built->build_s);
+    out["builds"].push_back({{"precision", p}, {"batch", kReferenceBatch}, {"build_s", built->build_s}});
     auto result = run_once(built->engine, reference_inputs);
     if (!result.is_ok()) {
       fail("run " + p, result.status());
@@ -415,19 +388,25 @@ bool bench_model(const ModelSpec& spec, const Options& options, json& out) {
       fail("latency fp16 b" + std::to_string(batch), latency.status());
       continue;
     }
-    std::printf("  fp16 b%-3lld median %8.3f ms  p90 %8.3f ms  min %8.3f ms (%d enqueues)\n",
-                static_cast<long long>(batch), latency->median_ms, latency->p90_ms, latency->min_ms,
-                latency->iterations);
+    const TimingStats& stats = latency->stats();
+    std::printf("  fp16 b%-3lld median %8.3f ms  p90 %8.3f ms  min %8.3f ms (%lld enqueues, %s)%s\n",
+                static_cast<long long>(batch), stats.median_ms, stats.p90_ms, stats.min_ms,
+                static_cast<long long>(stats.count), latency->report.runs.front().execution.c_str(),
+                latency->report.valid ? "" : "  INVALID: load present");
+    for (const std::string& reason : latency->report.load.invalid_reasons) std::printf("    invalid: %s\n", reason.c_str());
     json entry = {{"precision", "fp16"},
                   {"batch", batch},
-                  {"median_ms", latency->median_ms},
-                  {"p90_ms", latency->p90_ms},
-                  {"min_ms", latency->min_ms},
-                  {"mean_ms", latency->mean_ms},
-                  {"iterations", latency->iterations},
+                  {"median_ms", stats.median_ms},
+                  {"p90_ms", stats.p90_ms},
+                  {"min_ms", stats.min_ms},
+                  {"mean_ms", stats.mean_ms},
+                  {"iterations", stats.count},
                   {"warmup", options.warmup},
-                  {"build_s", built->build_s}};
-    if (options.profile) entry["profile"] = profile_json(latency->profile, 10);
+                  {"build_s", built->build_s},
+                  {"graph", graph_name(spec, DataType::kFloat16)},
+                  {"valid", latency->report.valid},
+                  {"timing", json::parse(bench_report_json(latency->report, latency->settings))}};
+    if (options.profile) entry["profile"] = profile_json(latency->report.layers, 10);
     // The same tactics on one stream, timed in the same run: what the auxiliary stream gains.
     const std::string tactic_record =
         (std::filesystem::temp_directory_path() / ("model_bench_" + spec.name + "_b" + std::to_string(batch) + ".engine")).string();
@@ -438,8 +417,9 @@ bool bench_model(const ModelSpec& spec, const Options& options, json& out) {
                                          : Result<Latency>(serial.status());
     if (serial_latency.is_ok()) {
       std::printf("  fp16 b%-3lld one stream, same tactics: median %8.3f ms (two streams / one: %.3f)\n",
-                  static_cast<long long>(batch), serial_latency->median_ms, latency->median_ms / serial_latency->median_ms);
-      entry["one_stream_median_ms"] = serial_latency->median_ms;
+                  static_cast<long long>(batch), serial_latency->stats().median_ms,
+                  stats.median_ms / serial_latency->stats().median_ms);
+      entry["one_stream_median_ms"] = serial_latency->stats().median_ms;
     } else {
       fail("one-stream fp16 b" + std::to_string(batch), serial_latency.status());
     }

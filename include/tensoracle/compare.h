@@ -130,6 +130,13 @@ class MetricRegistry {
 
 const MetricRegistry& builtin_metrics();
 
+// Top-k agreement, a classifier's model-specific measure: the fraction of rows (every position of
+// the leading dims, ranked over the last axis) whose k largest values lie at the same set of
+// positions in candidate and reference (k = 1: the same arg-max). Ties go to the lower index; NaN
+// ranks below every number. Errors on differing shapes, rank 0, an empty last axis, or k outside
+// [1, last axis]. 1 for zero rows.
+Result<double> topk_agreement(const ArrayView& candidate, const ArrayView& reference, int k);
+
 // ---- Comparing ----
 
 struct CompareOptions {

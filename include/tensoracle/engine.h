@@ -90,6 +90,10 @@ class Execution {
   // enqueue after a change captures the engine into a CUDA graph (not on the legacy default
   // stream, nullptr), later ones replay it. TENSORACLE_CUDA_GRAPHS=0 turns graphs off.
   Status enqueue(void* stream = nullptr);
+  // Whether the last enqueue launched the captured CUDA graph (false before any enqueue, for a
+  // step that cannot be captured, with TENSORACLE_CUDA_GRAPHS=0, and for the cpu backend): how
+  // a timing says which mode it measured.
+  bool last_enqueue_used_graph() const;
   // Times every step of the engine separately on the bound buffers (median of `iterations`
   // after one warm-up run, outside any graph, synchronizing after each): where the time goes.
   // kUnsupported for the cpu backend.

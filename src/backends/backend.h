@@ -78,6 +78,8 @@ class ExecutionBackend {
   // Runs on host arrays (Execution::run_on_host): stages them in and the outputs out.
   virtual Result<NamedArrays> run_on_host(const std::map<std::string, Dims>& input_shapes, const NamedArrayViews& inputs,
                                           const std::map<std::string, Dims>& output_shapes, const IoTable& io) = 0;
+  // Whether the last enqueue replayed a CUDA graph (Execution::last_enqueue_used_graph).
+  virtual bool last_enqueue_used_graph() const { return false; }
   // Per-layer times on the bound buffers (Execution::profile_layers); kUnsupported by default.
   virtual Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,
                                                           int iterations);

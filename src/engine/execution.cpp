@@ -84,6 +84,8 @@ Status Execution::enqueue(void* stream) {
   return backend_->enqueue(input_shapes_, bindings_, output_shapes_, stream);
 }
 
+bool Execution::last_enqueue_used_graph() const { return backend_->last_enqueue_used_graph(); }
+
 Result<NamedArrays> Execution::run_on_host(const NamedArrayViews& inputs) {
   const IoTable& table = engine_io_table(*engine_);
   std::map<std::string, Dims> shapes;  // set together: inputs may share dims (a batch)

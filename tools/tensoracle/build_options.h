@@ -27,7 +27,7 @@ struct BuildOptions {
 
   void add_to(CLI::App* cmd, bool required) {
     auto* package_opt = cmd->add_option("--package", package, "Model package (shared library; docs/model-packages.md)");
-    auto* graph_opt = cmd->add_option("--graph", graph, "Graph of the package (default: its only graph)");
+    auto* graph_opt = cmd->add_option("--graph", graph, "Graph of the package (default: its first graph)");
     if (required) package_opt->required();
     graph_opt->needs(package_opt);
     cmd->add_option("--weights", weights, "Weights (.safetensors or .index.json; default: the package's)")->needs(package_opt);
@@ -53,8 +53,11 @@ struct BuildOptions {
     if (!loaded.is_ok()) fail_usage(loaded.status().message());
     std::string graph_name = graph;
     if (graph_name.empty()) {
-      if (loaded->graphs().size() != 1) fail_usage("package '" + package + "' has several graphs: choose one with --graph");
+      if (loaded->graphs().empty()) fail_usage("package '" + package + "' has no graphs");
       graph_name = loaded->graphs().front().name;
+      if (loaded->graphs().size() > 1 && !quiet)
+        std::fprintf(stderr, "note: package '%s' has %zu graphs; using the first, '%s' (--graph chooses another)\n",
+                     package.c_str(), loaded->graphs().size(), graph_name.c_str());
     }
     auto build = loaded->engine_build(graph_name);
     if (!build.is_ok()) fail_usage(build.status().message());

@@ -26,6 +26,8 @@ class CudaExecution : public ExecutionBackend {
     return runtime_->enqueue(bindings, static_cast<cudaStream_t>(stream));
   }
 
+  bool last_enqueue_used_graph() const override { return runtime_->last_enqueue_used_graph(); }
+
   Result<NamedArrays> run_on_host(const std::map<std::string, Dims>& input_shapes, const NamedArrayViews& inputs,
                                   const std::map<std::string, Dims>& output_shapes, const IoTable& io) override {
     std::vector<DeviceBuffer> staging;
