@@ -20,6 +20,7 @@ void bind_bench(nb::module_& m) {
   m.def("_enqueue_loop_seconds", [](PyExecution& exec, nb::handle stream, int iterations) {
     if (iterations < 1) fail("iterations must be at least 1, got " + std::to_string(iterations));
     void* handle = stream_from_python(stream);
+    PyExecution::Claim claim(exec);
     exec.check_bindings();
     std::vector<double> seconds(static_cast<size_t>(iterations));
     Status status;

@@ -42,12 +42,21 @@ const char* memory_name(MemoryKind kind) { return kind == MemoryKind::kCuda ? "C
 PyExecution::PyExecution(Engine engine, Execution execution)
     : engine_(std::move(engine)), execution_(std::move(execution)) {}
 
+PyExecution::Claim::Claim(PyExecution& execution) : busy_(execution.busy_) {
+  if (busy_.exchange(true, std::memory_order_acquire))
+    throw StatusError(Status(StatusCode::kFailedPrecondition,
+                             "this Execution is in use by another thread; an Execution serves one thread at a time "
+                             "(create one per thread or concurrent stream)"));
+}
+
 void PyExecution::set_input_shapes(const std::map<std::string, Dims>& shapes) {
+  Claim claim(*this);
   check(execution_.set_input_shapes(shapes));
   checked_ = false;
 }
 
 void PyExecution::bind(const std::string& name, nb::handle buffer) {
+  Claim claim(*this);
   const IoTensor tensor = unwrap(engine_.tensor(name));
   const std::string what = std::string(tensor.is_input ? "input" : "output") + " '" + name + "'";
   BufferInfo info = buffer_from_python(buffer, "bind " + what);
@@ -88,6 +97,7 @@ void PyExecution::check_bindings() {
 }
 
 void PyExecution::enqueue(void* stream) {
+  Claim claim(*this);
   check_bindings();
   Status status;
   {
@@ -98,6 +108,7 @@ void PyExecution::enqueue(void* stream) {
 }
 
 nb::dict PyExecution::run(nb::handle inputs) {
+  Claim claim(*this);
   std::vector<HostArrayArg> arrays;
   NamedArrayViews views;
   const std::vector<std::string> names = engine_.input_names();

@@ -4,6 +4,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 
@@ -12,9 +13,27 @@
 
 namespace tensoracle::python {
 
+// The library's Execution is used by one thread at a time. Python threads share objects freely,
+// and enqueue and run release the GIL, so every call that uses the Execution claims it first:
+// a second thread gets a FailedPreconditionError instead of a data race.
 class PyExecution {
  public:
   PyExecution(Engine engine, Execution execution);
+  PyExecution(PyExecution&& other) noexcept
+      : engine_(std::move(other.engine_)), execution_(std::move(other.execution_)), bound_(std::move(other.bound_)),
+        checked_(other.checked_) {}
+
+  // Holds the Execution for one call (see above).
+  class Claim {
+   public:
+    explicit Claim(PyExecution& execution);
+    ~Claim() { busy_.store(false, std::memory_order_release); }
+    Claim(const Claim&) = delete;
+    Claim& operator=(const Claim&) = delete;
+
+   private:
+    std::atomic<bool>& busy_;
+  };
 
   const Engine& engine() const { return engine_; }
   const Execution& execution() const { return execution_; }
@@ -38,6 +57,7 @@ class PyExecution {
   Execution execution_;
   std::map<std::string, Bound> bound_;
   bool checked_ = false;
+  std::atomic<bool> busy_{false};
 };
 
 }  // namespace tensoracle::python

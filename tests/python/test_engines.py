@@ -207,3 +207,32 @@ def test_the_gil_is_released_while_an_engine_runs(tinynet_build):
         stop.set()
         thread.join()
     assert max(during) > 0, during
+
+
+def test_an_execution_refuses_a_second_thread_while_it_runs(tinynet_build):
+    """run() releases the GIL; a call from another thread meanwhile is refused, not raced."""
+    execution = tensoracle.open_engine(tinynet_build).engine.create_execution()
+    image = np.random.default_rng(1).normal(size=(8, 3, 32, 32)).astype(np.float32)
+    expected = execution.run({"image": image})["probs"]
+    refused, results, stop = [], [], threading.Event()
+
+    def runner():
+        while not stop.is_set():
+            try:
+                results.append(execution.run({"image": image})["probs"])
+            except tensoracle.FailedPreconditionError:
+                pass  # the main thread held it for a moment
+    thread = threading.Thread(target=runner)
+    thread.start()
+    try:
+        deadline = time.perf_counter() + 2.0
+        while not refused and time.perf_counter() < deadline:
+            try:
+                execution.set_input_shape("image", (8, 3, 32, 32))
+            except tensoracle.FailedPreconditionError as error:
+                refused.append(str(error))
+    finally:
+        stop.set()
+        thread.join()
+    assert refused and "in use by another thread" in refused[0]
+    assert results and all(np.array_equal(r, expected) for r in results)
