@@ -118,22 +118,26 @@ MISUSE = textwrap.dedent('''
 ''')
 
 
-def run_mypy(tmp_path, source):
-    (tmp_path / "usage.py").write_text(source)
-    return subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
-                           "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}", str(tmp_path / "usage.py")],
-                          capture_output=True, text=True, cwd=tmp_path)
-
-
-def test_mypy_accepts_typed_use_of_the_package(tmp_path):
+@pytest.fixture(scope="module")
+def mypy_report(tmp_path_factory):
+    """One mypy run over a typed use of the package and a misuse of it: mypy's output."""
     pytest.importorskip("mypy", reason="mypy checks the stubs (scripts/setup installs it)")
-    run = run_mypy(tmp_path, USAGE)
-    assert run.returncode == 0, run.stdout + run.stderr
+    work = tmp_path_factory.mktemp("mypy")
+    (work / "usage.py").write_text(USAGE)
+    (work / "misuse.py").write_text(MISUSE)
+    run = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(work / "cache"),
+                          "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}", "usage.py", "misuse.py"],
+                         capture_output=True, text=True, cwd=work)
+    assert run.returncode in (0, 1), run.stderr
+    return run.stdout
 
 
-def test_mypy_rejects_misuse_through_the_stubs(tmp_path):
-    pytest.importorskip("mypy", reason="mypy checks the stubs (scripts/setup installs it)")
-    run = run_mypy(tmp_path, MISUSE)
-    assert run.returncode == 1
-    assert 'Argument "atol" to "compare_outputs" has incompatible type "str"' in run.stdout
-    assert 'Incompatible types in assignment (expression has type "str", variable has type "int")' in run.stdout
+def test_mypy_accepts_typed_use_of_the_package(mypy_report):
+    assert [line for line in mypy_report.splitlines() if line.startswith("usage.py")] == []
+
+
+def test_mypy_rejects_misuse_through_the_stubs(mypy_report):
+    misuse = [line for line in mypy_report.splitlines() if line.startswith("misuse.py")]
+    assert any('Argument "atol" to "compare_outputs" has incompatible type "str"' in line for line in misuse), mypy_report
+    assert any('Incompatible types in assignment (expression has type "str", variable has type "int")' in line
+               for line in misuse), mypy_report
