@@ -14,6 +14,7 @@
 
 #include "arrays.h"
 #include "bindings.h"
+#include "callbacks.h"
 #include "errors.h"
 #include "network.h"
 #include "tensoracle/package.h"
@@ -24,27 +25,6 @@ using namespace nb::literals;
 
 namespace tensoracle::python {
 namespace {
-
-// A Python object shared by C++ copies of a callback, which the library may copy or destroy
-// without holding the GIL: only the last copy's destructor touches the reference, under the GIL.
-class SharedPythonObject {
- public:
-  explicit SharedPythonObject(nb::object object) : object_(std::move(object)) {}
-  SharedPythonObject(const SharedPythonObject&) = delete;
-  SharedPythonObject& operator=(const SharedPythonObject&) = delete;
-  ~SharedPythonObject() {
-    if (!Py_IsInitialized()) {
-      object_.release();  // the interpreter is gone: nothing left to release it to
-      return;
-    }
-    nb::gil_scoped_acquire gil;
-    object_.reset();
-  }
-  const nb::object& get() const { return object_; }
-
- private:
-  nb::object object_;
-};
 
 GraphFunction python_graph(std::shared_ptr<SharedPythonObject> fn) {
   return [fn = std::move(fn)](Network& network, const Weights& weights) -> Status {
@@ -311,8 +291,8 @@ void bind_packages(nb::module_& m) {
 
 EngineBuild library_build(const PyEngineBuild& b) {
   EngineBuild build = b.build;
-  if (!b.graph.is_none()) build.graph = python_graph(std::make_shared<SharedPythonObject>(b.graph));
-  if (!b.progress.is_none()) build.progress = python_progress(std::make_shared<SharedPythonObject>(b.progress));
+  if (!b.graph.is_none()) build.graph = python_graph(share(b.graph));
+  if (!b.progress.is_none()) build.progress = python_progress(share(b.progress));
   return build;
 }
 

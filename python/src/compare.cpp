@@ -5,12 +5,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "arrays.h"
 #include "bindings.h"
+#include "callbacks.h"
 #include "errors.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/npy.h"
@@ -92,9 +94,29 @@ std::optional<T> when(bool present, T value) {
   return present ? std::optional<T>(value) : std::nullopt;
 }
 
+// A Python metric: fn(candidate, reference) -> float on copies of the two arrays (NumPy; the
+// library's views live only for the call), under the GIL.
+MetricDefinition python_metric(const std::string& name, nb::handle fn) {
+  if (!PyCallable_Check(fn.ptr())) fail("custom_metrics['" + name + "']: expected a callable, got " + python_repr(fn));
+  auto shared = share(nb::borrow(fn));
+  return MetricDefinition{name, "Python callable " + python_repr(fn), [name, shared](const MetricInput& in) -> Result<double> {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object candidate = numpy_from_host(unwrap(HostArray::copy_of(in.candidate)));
+      nb::object reference = numpy_from_host(unwrap(HostArray::copy_of(in.reference)));
+      nb::object value = shared->get()(candidate, reference);
+      if (!nb::hasattr(value, "__float__"))
+        return Status(StatusCode::kInvalidArgument, "returned " + python_repr(value) + ", not a number");
+      return nb::cast<double>(value.attr("__float__")());
+    } catch (nb::python_error& error) {
+      return status_from_python_error(error, python_repr(shared->get()));
+    }
+  }};
+}
+
 ComparisonResult compare(nb::handle candidate, nb::handle reference, std::optional<double> atol,
                          std::optional<double> rtol, nb::handle limits_arg, std::vector<std::string> metrics,
-                         unsigned threads) {
+                         nb::handle custom_metrics, unsigned threads) {
   if (atol.has_value() != rtol.has_value()) fail("atol and rtol must be given together");
   Side cand = read_side(candidate, "candidate");
   Side ref = read_side(reference, "reference");
@@ -111,8 +133,17 @@ ComparisonResult compare(nb::handle candidate, nb::handle reference, std::option
     limits.defaults.tolerance = tolerance;
     for (auto& entry : limits.outputs) entry.second.tolerance = tolerance;
   }
+  MetricRegistry registry = builtin_metrics();
+  if (!custom_metrics.is_none()) {
+    for (nb::handle key : nb::iter(custom_metrics.attr("keys")())) {
+      const std::string name = nb::cast<std::string>(key);
+      check(registry.add(python_metric(name, custom_metrics[key])));
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+    }
+  }
   CompareOptions base;
   base.metrics = std::move(metrics);
+  base.registry = &registry;
   base.threads = threads;
   const CompareOptions options = compare_options_for(limits, base);
 
@@ -228,12 +259,14 @@ void bind_compare(nb::module_& m) {
   bind_output_view(m);
   bind_result(m);
   m.def("compare_outputs", &compare, "candidate"_a, "reference"_a, "atol"_a = nb::none(), "rtol"_a = nb::none(),
-        nb::kw_only(), "limits"_a = nb::none(), "metrics"_a = std::vector<std::string>{}, "threads"_a = 0,
+        nb::kw_only(), "limits"_a = nb::none(), "metrics"_a = std::vector<std::string>{}, "custom_metrics"_a = nb::none(),
+        "threads"_a = 0,
         nb::sig("def compare_outputs(candidate: numpy.typing.ArrayLike | typing.Mapping[str, numpy.typing.ArrayLike] | "
                 "str | os.PathLike[str], reference: numpy.typing.ArrayLike | typing.Mapping[str, numpy.typing.ArrayLike] "
                 "| str | os.PathLike[str], atol: float | None = None, rtol: float | None = None, *, limits: "
                 "typing.Mapping[str, typing.Any] | str | os.PathLike[str] | None = None, metrics: typing.Sequence[str] "
-                "= (), threads: int = 0) -> ComparisonResult"),
+                "= (), custom_metrics: typing.Mapping[str, typing.Callable[[numpy.typing.NDArray[typing.Any], "
+                "numpy.typing.NDArray[typing.Any]], float]] | None = None, threads: int = 0) -> ComparisonResult"),
         "Compares candidate outputs with reference outputs and gates them (SPEC F7).\n\n"
         "Each side is one array (then `.outputs` has one entry, named after the reference when it comes from a file, "
         "else \"output\"), a mapping of names to arrays, or a .npy / .npz / .safetensors path. Arrays may be of any "
@@ -241,7 +274,8 @@ void bind_compare(nb::module_& m) {
         "atol and rtol (given together) add the element-wise check |c - r| <= atol + rtol*|r| for every output. "
         "`limits` is the JSON limits format of docs/compare.md as a dict, or a path to such a file; without it the "
         "gate is \"all finite, and within the tolerance when one is given\". `metrics` adds extra metrics (psnr, "
-        "snr, mse). A shape mismatch or a missing output fails the gate (result.passed is False and result.reasons "
+        "snr, mse); `custom_metrics` adds model-specific ones, name -> fn(candidate, reference) -> float, computed "
+        "for every output and bounded by limits like the built-in ones (\"metrics\": {name: {\"min\": ...}}). A shape mismatch or a missing output fails the gate (result.passed is False and result.reasons "
         "says why); unreadable files and bad limits raise tensoracle.Error.");
 }
 

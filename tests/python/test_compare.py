@@ -255,3 +255,37 @@ def test_fields_are_named_and_valued_as_in_the_cli_json(tmp_path, cli):
     assert result.passed == cli_json["passed"]
     assert result.reasons == [v["message"] for v in cli_json["violations"]]
     assert result.table().startswith("output")
+
+
+def test_model_specific_metrics_from_python_are_computed_and_gated():
+    def top1_agreement(candidate, reference):
+        return float(np.mean(candidate.argmax(-1) == reference.argmax(-1)))
+
+    reference = np.eye(4, dtype=np.float32)
+    candidate = reference.copy()
+    candidate[3] = [0.9, 0, 0, 0.1]  # the last row's class changes
+    limits = {"default": {"allow_non_finite": False, "metrics": {"top1": {"min": 1.0}}}}
+    result = tensoracle.compare_outputs({"probs": candidate}, {"probs": reference}, limits=limits,
+                                        custom_metrics={"top1": top1_agreement})
+    assert result["probs"].metrics["top1"] == 0.75
+    [violation] = result.violations
+    assert (violation.limit, violation.value, violation.threshold) == ("metrics.top1.min", 0.75, 1.0)
+
+    seen = []
+    tensoracle.compare_outputs(candidate.astype(ml_dtypes.bfloat16), reference,
+                               custom_metrics={"types": lambda c, r: seen.append((c.dtype, r.dtype)) or 0.0})
+    assert seen == [(np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32))]
+
+
+def test_a_failing_metric_callable_raises_with_its_traceback():
+    def broken(candidate, reference):
+        raise ArithmeticError("no metric today")
+
+    with pytest.raises(tensoracle.InvalidArgumentError) as caught:
+        tensoracle.compare_outputs(np.zeros(3), np.zeros(3), custom_metrics={"broken": broken})
+    assert "metric 'broken'" in str(caught.value)
+    assert "Traceback" in str(caught.value) and "ArithmeticError: no metric today" in str(caught.value)
+    with pytest.raises(tensoracle.InvalidArgumentError, match="returned None, not a number"):
+        tensoracle.compare_outputs(np.zeros(3), np.zeros(3), custom_metrics={"none": lambda c, r: None})
+    with pytest.raises(tensoracle.InvalidArgumentError, match="Bad-Name|name"):
+        tensoracle.compare_outputs(np.zeros(3), np.zeros(3), custom_metrics={"Bad-Name": lambda c, r: 0.0})
