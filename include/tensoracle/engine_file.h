@@ -84,9 +84,13 @@ struct EngineBlobInfo {
 
 class EngineFile {
  public:
-  // Memory-maps and verifies `path`. Errors name the file and the reason (not an engine, format
-  // version, truncated, checksum mismatch, a section out of bounds, bad JSON in a section).
-  static Result<EngineFile> open(const std::string& path);
+  // What open() does with a symbolic link at the path: follow it, or refuse it (the cache never
+  // reads through a link out of its directory).
+  enum class Links { kFollow, kRefuse };
+  // Memory-maps and verifies `path` (a regular file). Errors name the file and the reason (not an
+  // engine, format version, truncated, checksum mismatch, a section out of bounds, bad JSON in a
+  // section, a symbolic link with Links::kRefuse).
+  static Result<EngineFile> open(const std::string& path, Links links = Links::kFollow);
   // Verifies engine bytes held in memory; they are copied into an aligned buffer. `label` names
   // the engine in errors.
   static Result<EngineFile> from_bytes(const void* data, size_t size, const std::string& label = "<memory>");

@@ -7,7 +7,9 @@
 //     TO_RETURN_IF_ERROR(backend->supports(network, i));                          // why not, per layer
 //   TO_ASSIGN_OR_RETURN(BackendPlan plan, backend->plan(PlanRequest{network, profiles, settings}));
 //   ... the builder (src/build/) stores plan.json and plan.blobs in an engine file ...
-//   TO_ASSIGN_OR_RETURN(std::shared_ptr<const RestoredPlan> restored, backend->restore(engine_file));
+//   // Engine::from_file: the engine layer checks the file's sections against each other first
+//   // (engine/engine_validation.h), then the backend restores the plan it built.
+//   TO_ASSIGN_OR_RETURN(std::shared_ptr<const RestoredPlan> restored, backend->restore(engine_file, checked_plan));
 //   TO_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionBackend> execution, restored->create_execution());
 //
 // Creating a backend never needs its device, so listing, probing and error messages work on any
@@ -17,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +68,17 @@ struct BackendPlan {
   std::vector<PlanBlob> blobs;
 };
 
+// An engine's plan as the engine layer checked it before any backend sees it
+// (engine/engine_validation.h): the plan section parsed by the strict JSON reader, and the
+// network every plan carries (plan_network.h), rebuilt with its constants borrowing the engine's
+// blobs, checked against the I/O table and bounded (every dim, attribute and tensor size, the
+// activation memory). What only the backend understands (its per-layer fields, tactic choices,
+// memory plan, streams) is the backend's to check.
+struct CheckedPlan {
+  nlohmann::json json;
+  std::shared_ptr<const Network> network;
+};
+
 // One Execution's state: used by one thread at a time. Shapes arrive checked against the
 // profile; buffers are in the backend's memory.
 class ExecutionBackend {
@@ -104,9 +118,14 @@ class Backend {
   virtual Status supports(const Network& network, size_t index) const = 0;
   // Plans an engine: lowering, tactic choice (timed or replayed), memory.
   virtual Result<BackendPlan> plan(const PlanRequest& request) const = 0;
-  // Restores the plan of `file`, an engine this backend built whose sections the engine reader
-  // has verified; the plan section is validated here (every name and offset it holds).
-  virtual Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file) const = 0;
+  // Checks what only this backend understands in `plan` (of `file`, an engine it built whose
+  // sections the engine layer has checked against each other): every name, offset, size and
+  // choice the backend's own fields hold. Needs no device (`cache verify` runs it anywhere);
+  // errors are kCorruptData naming the field.
+  virtual Status check_plan(const EngineFile& file, const CheckedPlan& plan) const = 0;
+  // Restores `plan` for execution: check_plan's checks, then the device side (constants
+  // uploaded, tactics replayed).
+  virtual Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file, const CheckedPlan& plan) const = 0;
   // Fills the backend's part of `environment` (the rest is filled by probe_environment): for a
   // GPU backend the device and library versions, or cuda_unavailable_reason saying why they are
   // absent. Never fails: an absent device is a fact of the environment.

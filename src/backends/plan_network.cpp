@@ -2,6 +2,7 @@
 #include "backends/plan_network.h"
 
 #include "core/errors.h"
+#include "core/quoted.h"
 #include "graph/liveness.h"
 #include "graph/op_def.h"
 
@@ -43,33 +44,34 @@ BlobLookup engine_blobs(const EngineFile& file) {
   };
 }
 
-Result<Network> restore_network(const json& doc, const BlobLookup& blobs, const std::string& what) {
-  if (!doc.contains("network") || !doc.contains("constants") || !doc["constants"].is_object())
-    return corrupt_data("{}: missing \"network\" or \"constants\"", what);
-  const json& constants = doc["constants"];
+Result<Network> restore_network(const JsonField& plan, const BlobLookup& blobs) {
+  TO_ASSIGN_OR_RETURN(const JsonField network, plan.member("network"));
+  TO_ASSIGN_OR_RETURN(const JsonField constants, plan.member("constants"));
+  TO_RETURN_IF_ERROR(constants.require_object());
   ConstantResolver resolve = [&](const std::string& layer, const std::string&, const std::string& sha) -> Result<ConstantBytes> {
-    auto it = constants.find(sha);
-    if (it == constants.end()) return corrupt_data("{}: constant '{}' ({}) has no entry in the constants table", what, layer, sha);
-    if (!it->is_object() || !it->contains("blob") || !it->contains("dtype") || !it->contains("shape"))
-      return corrupt_data("{}: constant '{}' has a malformed constants entry", what, layer);
-    try {
-      TO_ASSIGN_OR_RETURN(DataType dtype, parse_data_type(it->at("dtype").get<std::string>()));
-      Dims shape(it->at("shape").get<std::vector<int64_t>>());
-      TO_ASSIGN_OR_RETURN(ConstantBytes bytes, blobs(it->at("blob").get<std::string>()));
-      TO_ASSIGN_OR_RETURN(int64_t expected, shape.byte_size(dtype));
-      if (bytes.view.byte_size() != static_cast<size_t>(expected))
-        return corrupt_data("{}: constant '{}' blob holds {} bytes, {}{} needs {}", what, layer, bytes.view.byte_size(),
-                            data_type_name(dtype), shape.to_string(), expected);
-      bytes.view.dtype = dtype;
-      bytes.view.shape = shape;
-      return bytes;
-    } catch (const json::exception& e) {
-      return corrupt_data("{}: constant '{}': {}", what, layer, e.what());
-    }
+    TO_ASSIGN_OR_RETURN(const std::optional<JsonField> entry, constants.optional_member(sha));
+    if (!entry) return constants.error("constant {} ({}) has no entry", quote(layer), quote(sha));
+    TO_RETURN_IF_ERROR(entry->allow_keys({"blob", "dtype", "shape"}));
+    TO_ASSIGN_OR_RETURN(const JsonField dtype_field, entry->member("dtype"));
+    TO_ASSIGN_OR_RETURN(const std::string dtype_name, dtype_field.as_string());
+    auto dtype = parse_data_type(dtype_name);
+    if (!dtype.is_ok()) return dtype_field.error("{}", dtype.status().message());
+    TO_ASSIGN_OR_RETURN(const Dims shape, entry->get_dims("shape"));
+    TO_ASSIGN_OR_RETURN(const std::string blob, entry->get_name("blob"));
+    auto bytes = blobs(blob);
+    if (!bytes.is_ok()) return entry->error("{}", bytes.status().message());
+    auto expected = shape.byte_size(*dtype);
+    if (!expected.is_ok()) return entry->error("constant {}: {}", quote(layer), expected.status().message());
+    if (bytes->view.byte_size() != static_cast<size_t>(*expected))
+      return entry->error("constant {}: blob {} holds {} bytes, {}{} needs {}", quote(layer), quote(blob),
+                          bytes->view.byte_size(), data_type_name(*dtype), shape.to_string(), *expected);
+    bytes->view.dtype = *dtype;
+    bytes->view.shape = shape;
+    return std::move(bytes).value();
   };
-  auto network = network_from_json(doc["network"].dump(), resolve);
-  if (!network.is_ok()) return network.status().with_context(what);
-  return network;
+  auto restored = network_from_json(network.json().dump(), resolve);
+  if (!restored.is_ok()) return restored.status().with_context(network.where());
+  return restored;
 }
 
 Result<std::vector<TensorDesc>> infer_tensor_descs(const Network& network, const std::map<std::string, Dims>& input_shapes) {

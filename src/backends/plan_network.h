@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "io/json_field.h"
 #include "tensoracle/engine_file.h"
 #include "tensoracle/network.h"
 
@@ -32,8 +33,9 @@ using BlobLookup = std::function<Result<ConstantBytes>(const std::string& blob_n
 // constants may borrow them for as long as the restored plan lives.
 BlobLookup engine_blobs(const EngineFile& file);
 // Rebuilds the network from a plan's "network" and "constants" members; constants borrow the
-// blobs. `what` prefixes errors ("cuda plan").
-Result<Network> restore_network(const nlohmann::json& doc, const BlobLookup& blobs, const std::string& what);
+// blobs, whose size must be the constant's dtype x shape and whose SHA-256 the one recorded. The
+// engine layer calls it once per engine (engine/engine_validation.h, CheckedPlan::network).
+Result<Network> restore_network(const JsonField& plan, const BlobLookup& blobs);
 
 // Concrete descriptions of every tensor for concrete input shapes (inference over live layers;
 // tensors of dead layers keep an empty description).

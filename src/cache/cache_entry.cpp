@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "engine/engine_validation.h"
 #include "io/mapped_file.h"
 #include "tensoracle/cache.h"
 
@@ -25,6 +26,16 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 
 bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
+// lstat: a link in the cache is looked at, never through.
+bool lstat_regular(const std::string& path, struct stat& info) {
+  return ::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+Status unlink_entry_file(const std::string& path) {
+  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return Status::ok();
+  return io_error("cannot remove '{}': {}", path, std::strerror(errno));
+}
+
 }  // namespace
 
 Paths paths_of(const std::string& directory, const std::string& key) {
@@ -39,14 +50,16 @@ bool is_key(std::string_view text) {
 
 Result<EngineFile> open_valid(const std::string& directory, const std::string& key) {
   const Paths paths = paths_of(directory, key);
-  if (::access(paths.engine.c_str(), F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR))
+  struct stat info {};
+  if (::lstat(paths.engine.c_str(), &info) != 0 && (errno == ENOENT || errno == ENOTDIR))
     return not_found("no engine file '{}'", paths.engine);
-  TO_ASSIGN_OR_RETURN(EngineFile engine, EngineFile::open(paths.engine));
+  // Nothing in the cache is followed out of it: a link in place of an entry's file is refused.
+  TO_ASSIGN_OR_RETURN(EngineFile engine, EngineFile::open(paths.engine, EngineFile::Links::kRefuse));
   const std::string embedded_key = cache_key_of_manifest_json(engine.manifest_json());
   if (embedded_key != key)
     return corrupt_data("engine '{}' holds the manifest of key {}, not of its own key (a renamed or misplaced file)",
                         paths.engine, embedded_key);
-  auto manifest = MappedFile::open(paths.manifest);
+  auto manifest = MappedFile::open(paths.manifest, MappedFile::Links::kRefuse);
   if (!manifest.is_ok()) {
     if (manifest.status().code() == StatusCode::kNotFound)
       return corrupt_data("cache entry {} has an engine but no manifest file '{}'", key, paths.manifest);
@@ -56,25 +69,31 @@ Result<EngineFile> open_valid(const std::string& directory, const std::string& k
   if (stored != engine.manifest_json())
     return corrupt_data("cache entry {}: the manifest file '{}' does not match the manifest inside the engine", key,
                         paths.manifest);
+  // A valid checksum proves the bytes are the ones written, not that they make sense: a cache may
+  // be shared or restored from elsewhere. The sections must agree before the entry is a hit.
+  TO_RETURN_IF_ERROR(check_engine_file(engine));
   return engine;
 }
 
 void touch_used(const Paths& paths) {
-  const int fd = ::open(paths.used.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  // O_NOFOLLOW: a stamp replaced by a link must not touch the link's target; O_NONBLOCK: nor may
+  // a FIFO in its place block the open.
+  const int fd = ::open(paths.used.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
   if (fd < 0) return;
-  ::futimens(fd, nullptr);  // now
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) ::futimens(fd, nullptr);  // now
   ::close(fd);
 }
 
 int64_t last_used_ns(const Paths& paths) {
   struct stat info {};
-  if (::stat(paths.used.c_str(), &info) != 0 && ::stat(paths.engine.c_str(), &info) != 0) return 0;
+  if (!lstat_regular(paths.used, info) && !lstat_regular(paths.engine, info)) return 0;
   return int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec;
 }
 
 uint64_t file_size_or_zero(const std::string& path) {
   struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 ? static_cast<uint64_t>(info.st_size) : 0;
+  return lstat_regular(path, info) ? static_cast<uint64_t>(info.st_size) : 0;
 }
 
 Result<Listing> list_directory(const std::string& directory) {
@@ -88,6 +107,13 @@ Result<Listing> list_directory(const std::string& directory) {
   std::vector<std::string> others;
   while (const dirent* entry = ::readdir(dir)) {
     const std::string_view name = entry->d_name;
+    // Only files and links are entries' files (a link is reported and replaced, never followed);
+    // a directory is never descended into.
+    if (entry->d_type == DT_DIR) continue;
+    if (entry->d_type == DT_UNKNOWN) {  // file systems that do not say: ask
+      struct stat info {};
+      if (::lstat((directory + "/" + entry->d_name).c_str(), &info) == 0 && S_ISDIR(info.st_mode)) continue;
+    }
     if (ends_with(name, kEngineSuffix) && is_key(name.substr(0, name.size() - kEngineSuffix.size())))
       listing.keys.emplace_back(name.substr(0, name.size() - kEngineSuffix.size()));
     else if (ends_with(name, kManifestSuffix) && is_key(name.substr(0, name.size() - kManifestSuffix.size())))
@@ -108,10 +134,10 @@ Result<Listing> list_directory(const std::string& directory) {
   return listing;
 }
 
-void remove_files(const Paths& paths) {
-  ::unlink(paths.engine.c_str());
-  ::unlink(paths.manifest.c_str());
-  ::unlink(paths.used.c_str());
+Status remove_files(const Paths& paths) {
+  TO_RETURN_IF_ERROR(unlink_entry_file(paths.engine));
+  TO_RETURN_IF_ERROR(unlink_entry_file(paths.manifest));
+  return unlink_entry_file(paths.used);
 }
 
 std::string key_of_temporary_file(std::string_view name) {

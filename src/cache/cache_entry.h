@@ -24,18 +24,20 @@ Paths paths_of(const std::string& directory, const std::string& key);
 bool is_key(std::string_view text);
 
 // Opens and checks the entry: the engine verifies (checksum, structure), its embedded manifest
-// hashes to `key`, and the stored manifest file is byte-for-byte the embedded one. Errors say which
-// check failed; kNotFound when there is no engine file.
+// hashes to `key`, the stored manifest file is byte-for-byte the embedded one, and its sections
+// agree with each other and with its backend (check_engine_file, engine/engine_validation.h).
+// Errors say which check failed; kNotFound when there is no engine file.
 Result<EngineFile> open_valid(const std::string& directory, const std::string& key);
 
 // Marks the entry as used now (modification time of <key>.used). Best effort: a read-only cache
-// still serves hits.
+// still serves hits. A link or FIFO in place of the stamp is left alone.
 void touch_used(const Paths& paths);
 
-// Last use in ns since the epoch: <key>.used, else the engine's modification time, else 0.
+// Last use in ns since the epoch: <key>.used, else the engine's modification time, else 0 (links
+// are not followed).
 int64_t last_used_ns(const Paths& paths);
 
-// The size of a file, 0 when absent.
+// The size of a regular file, 0 when absent or not a regular file (links are not followed).
 uint64_t file_size_or_zero(const std::string& path);
 
 // The keys that have an engine file, and the keys that have only a manifest (orphans of an
@@ -48,9 +50,10 @@ struct Listing {
 };
 Result<Listing> list_directory(const std::string& directory);
 
-// Deletes an entry's engine (first: without it the entry is gone), manifest and stamp. The caller
-// holds the key's lock.
-void remove_files(const Paths& paths);
+// Deletes an entry's engine (first: without it the entry is gone), manifest and stamp (links
+// themselves, never their targets). The caller holds the key's lock. Errors name the file that
+// could not be deleted and why ("Permission denied").
+Status remove_files(const Paths& paths);
 
 // The key a temporary file name belongs to (".<key>.engine.tmp-..."), or empty.
 std::string key_of_temporary_file(std::string_view name);

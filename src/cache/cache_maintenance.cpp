@@ -2,7 +2,11 @@
 #include "cache/cache_maintenance.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 
@@ -24,7 +28,7 @@ CacheEntryInfo read_entry(const std::string& directory, const std::string& key) 
   info.engine_bytes = file_size_or_zero(paths.engine);
   info.manifest_bytes = file_size_or_zero(paths.manifest);
   info.last_used_unix_ns = last_used_ns(paths);
-  if (auto manifest = MappedFile::open(paths.manifest); manifest.is_ok()) {
+  if (auto manifest = MappedFile::open(paths.manifest, MappedFile::Links::kRefuse); manifest.is_ok()) {
     info.manifest_json.assign(reinterpret_cast<const char*>((*manifest)->data()), (*manifest)->size());
     if (auto parsed = parse_strict_json(info.manifest_json, paths.manifest);
         parsed.is_ok() && parsed->is_object() && parsed->contains("engine_name") && (*parsed)["engine_name"].is_string())
@@ -34,18 +38,23 @@ CacheEntryInfo read_entry(const std::string& directory, const std::string& key) 
 }
 
 // Removes files of `key` that are not a complete entry, if no process holds the key's lock.
-void remove_leftovers_of(const std::string& directory, const std::string& key, bool remove_manifest) {
-  auto lock = FileLock::acquire(paths_of(directory, key).lock, FileLock::Wait::kTry);
-  if (!lock.is_ok() || !lock->held()) return;
+// Errors when the cache does not let them be removed (permissions), naming the file.
+Status remove_leftovers_of(const std::string& directory, const std::string& key, bool remove_manifest) {
   const Paths paths = paths_of(directory, key);
-  if (::access(paths.engine.c_str(), F_OK) != 0) {  // not (or no longer) a complete entry
-    if (remove_manifest) ::unlink(paths.manifest.c_str());
-    ::unlink(paths.used.c_str());
+  auto lock = FileLock::acquire(paths.lock, FileLock::Wait::kTry);
+  if (!lock.is_ok()) return lock.status().with_context(fmt::format("cleaning up after cache entry {}", key));
+  if (!lock->held()) return Status::ok();  // another process is writing this key right now
+  struct stat engine {};
+  if (::lstat(paths.engine.c_str(), &engine) != 0) {  // not (or no longer) a complete entry
+    for (const std::string* file : {remove_manifest ? &paths.manifest : nullptr, &paths.used}) {
+      if (file != nullptr && ::unlink(file->c_str()) != 0 && errno != ENOENT)
+        return io_error("cannot remove '{}': {}", *file, std::strerror(errno));
+    }
     remove_temporary_files(directory, key);
-    lock->remove_and_release();
-    return;
+    return lock->remove_and_release();
   }
   remove_temporary_files(directory, key);
+  return Status::ok();
 }
 
 }  // namespace
@@ -53,11 +62,11 @@ void remove_leftovers_of(const std::string& directory, const std::string& key, b
 Result<CachePruneResult> evict_least_recently_used(const std::string& directory, uint64_t max_size_bytes,
                                                    const std::string& keep_key) {
   TO_ASSIGN_OR_RETURN(const Listing listing, list_directory(directory));
-  for (const std::string& key : listing.orphaned_manifests) remove_leftovers_of(directory, key, true);
-  for (const std::string& key : listing.leftover_keys) remove_leftovers_of(directory, key, false);
+  for (const std::string& key : listing.orphaned_manifests) TO_RETURN_IF_ERROR(remove_leftovers_of(directory, key, true));
+  for (const std::string& key : listing.leftover_keys) TO_RETURN_IF_ERROR(remove_leftovers_of(directory, key, false));
   for (const std::string& name : listing.temporary_files)
     if (const std::string key = key_of_temporary_file(name); !key.empty() && key != keep_key)
-      remove_leftovers_of(directory, key, false);
+      TO_RETURN_IF_ERROR(remove_leftovers_of(directory, key, false));
 
   struct Candidate {
     std::string key;
@@ -80,13 +89,16 @@ Result<CachePruneResult> evict_least_recently_used(const std::string& directory,
     if (candidate.key == keep_key) continue;
     const Paths paths = paths_of(directory, candidate.key);
     auto lock = FileLock::acquire(paths.lock, FileLock::Wait::kTry);
-    if (!lock.is_ok() || !lock->held()) {
+    // A lock that cannot even be taken is not "in use": the cache cannot be changed here, and
+    // the error says why (a read-only cache: "Permission denied").
+    if (!lock.is_ok()) return lock.status().with_context(fmt::format("removing cache entry {}", candidate.key));
+    if (!lock->held()) {
       result.skipped_keys.push_back(candidate.key);
       continue;
     }
-    remove_files(paths);
+    TO_RETURN_IF_ERROR(remove_files(paths).with_context(fmt::format("removing cache entry {}", candidate.key)));
     remove_temporary_files(directory, candidate.key);
-    lock->remove_and_release();
+    TO_RETURN_IF_ERROR(lock->remove_and_release());
     result.removed_keys.push_back(candidate.key);
     result.bytes_freed += candidate.bytes;
     result.bytes_left -= candidate.bytes;

@@ -58,7 +58,7 @@ std::string explain_miss(const std::string& directory, const std::string& manife
   std::string nearest_key;
   std::vector<std::string> nearest_differences;
   for (const std::string& key : listing->keys) {
-    auto stored = MappedFile::open(paths_of(directory, key).manifest);
+    auto stored = MappedFile::open(paths_of(directory, key).manifest, MappedFile::Links::kRefuse);
     if (!stored.is_ok()) continue;
     const std::string_view text(reinterpret_cast<const char*>((*stored)->data()), (*stored)->size());
     auto parsed = parse_strict_json(text, key);

@@ -56,9 +56,17 @@ std::string record_path(const std::string& directory, const Identity& identity, 
   return fmt::format("{}/{}.{}.json", directory, sha256_hex(identity.path).substr(0, 32), kind);
 }
 
+// The records' directory itself, not a link to one elsewhere: the cache neither reads nor writes
+// outside its directory.
+bool is_real_directory(const std::string& directory) {
+  struct stat info {};
+  return ::lstat(directory.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
 // The record's "value" when its identity equals `identity`, else null.
-json lookup(const std::string& path, const Identity& identity) {
-  auto file = MappedFile::open(path);
+json lookup(const std::string& directory, const std::string& path, const Identity& identity) {
+  if (!is_real_directory(directory)) return nullptr;
+  auto file = MappedFile::open(path, MappedFile::Links::kRefuse);
   if (!file.is_ok()) return nullptr;
   auto record = parse_strict_json(
       std::string_view(reinterpret_cast<const char*>((*file)->data()), (*file)->size()), path);
@@ -82,6 +90,7 @@ void store(const std::string& directory, const std::string& path, const Identity
   constexpr int64_t kRacyWindowNs = 1000000000;
   if (before.mtime_ns > hash_start_ns - kRacyWindowNs) return;
   if (::mkdir(directory.c_str(), 0777) != 0 && errno != EEXIST) return;
+  if (!is_real_directory(directory)) return;
   const std::string text = json{{"identity", before.to_json()}, {"value", value}}.dump(1);
   (void)write_file_atomically(path, text.data(), text.size());  // best effort: a read-only cache skips it
 }
@@ -93,7 +102,7 @@ FileHashCache::FileHashCache(std::string directory) : directory_(std::move(direc
 Result<std::string> FileHashCache::file_sha256(const std::string& path) {
   TO_ASSIGN_OR_RETURN(const Identity identity, identity_of(path));
   const std::string record = record_path(directory_, identity, "file");
-  if (const json value = lookup(record, identity); value.is_string()) {
+  if (const json value = lookup(directory_, record, identity); value.is_string()) {
     ++hits_;
     return value.get<std::string>();
   }
@@ -107,7 +116,7 @@ Result<std::string> FileHashCache::file_sha256(const std::string& path) {
 Result<std::map<std::string, std::string>> FileHashCache::tensor_sha256s(const std::string& safetensors_path) {
   TO_ASSIGN_OR_RETURN(const Identity identity, identity_of(safetensors_path));
   const std::string record = record_path(directory_, identity, "tensors");
-  if (const json value = lookup(record, identity); value.is_object()) {
+  if (const json value = lookup(directory_, record, identity); value.is_object()) {
     std::map<std::string, std::string> digests;
     bool complete = true;
     for (const auto& [name, digest] : value.items()) {

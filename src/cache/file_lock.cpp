@@ -14,8 +14,19 @@ namespace tensoracle {
 
 Result<FileLock> FileLock::acquire(const std::string& path, Wait wait) {
   for (;;) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) return io_error("cannot create the lock file '{}': {}", path, std::strerror(errno));
+    // O_NOFOLLOW: a lock file replaced by a link must not make us create or lock a file elsewhere.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+    if (fd < 0) {
+      const int error = errno;
+      if (error == ELOOP)
+        return io_error("the lock file '{}' is a symbolic link; it is not followed (remove it)", path);
+      return io_error("cannot create the lock file '{}': {}", path, std::strerror(error));
+    }
+    struct stat opened {};
+    if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode)) {
+      ::close(fd);
+      return io_error("the lock file '{}' is not a regular file (remove it)", path);
+    }
     int result;
     do {
       result = ::flock(fd, LOCK_EX | (wait == Wait::kTry ? LOCK_NB : 0));
@@ -28,7 +39,7 @@ Result<FileLock> FileLock::acquire(const std::string& path, Wait wait) {
     }
     // The holder before us may have deleted the file we locked; then our lock protects nothing.
     struct stat locked {}, current {};
-    if (::fstat(fd, &locked) == 0 && ::stat(path.c_str(), &current) == 0 && locked.st_ino == current.st_ino &&
+    if (::fstat(fd, &locked) == 0 && ::lstat(path.c_str(), &current) == 0 && locked.st_ino == current.st_ino &&
         locked.st_dev == current.st_dev)
       return FileLock(path, fd);
     ::close(fd);
@@ -49,10 +60,13 @@ FileLock& FileLock::operator=(FileLock&& other) noexcept {
 
 FileLock::~FileLock() { release(); }
 
-void FileLock::remove_and_release() {
-  if (fd_ < 0) return;
-  ::unlink(path_.c_str());
+Status FileLock::remove_and_release() {
+  if (fd_ < 0) return Status::ok();
+  const int result = ::unlink(path_.c_str());
+  const int error = errno;
   release();
+  if (result != 0 && error != ENOENT) return io_error("cannot remove the lock file '{}': {}", path_, std::strerror(error));
+  return Status::ok();
 }
 
 void FileLock::release() {

@@ -17,7 +17,9 @@ class FileLock {
   enum class Wait { kBlock, kTry };
 
   // Creates `path` if needed and locks it. With kTry, returns a lock that is not held() when
-  // another process holds it. Errors when the file cannot be created or opened.
+  // another process holds it. Errors (kIoError, naming the path and the reason, e.g. "Permission
+  // denied") when the file cannot be created or opened, or when `path` is a symbolic link or not a
+  // regular file: a lock is never taken through a link.
   static Result<FileLock> acquire(const std::string& path, Wait wait);
 
   FileLock(FileLock&& other) noexcept;
@@ -27,8 +29,9 @@ class FileLock {
   ~FileLock();
 
   bool held() const { return fd_ >= 0; }
-  // Deletes the lock file while still holding it, then releases.
-  void remove_and_release();
+  // Deletes the lock file while still holding it, then releases (always); errors when the file
+  // could not be deleted.
+  Status remove_and_release();
   void release();
 
  private:

@@ -12,11 +12,11 @@
 
 namespace tensoracle {
 
-// `text` with every byte below 0x20, DEL, a backslash and a single quote escaped (\x00, \x1b,
-// \\, \'); other bytes, UTF-8 included, are kept.
+// `text` with every byte below 0x20, DEL and a backslash escaped (\x00, \x1b, \\); other
+// bytes, UTF-8 included, are kept.
 std::string printable(std::string_view text);
 
-// printable(text) between single quotes.
+// printable(text) between single quotes, a single quote inside escaped (\').
 std::string quote(std::string_view text);
 
 // Whether `text` holds a NUL byte (a name that C APIs and the file system would cut short).

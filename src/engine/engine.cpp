@@ -5,12 +5,16 @@
 
 #include "backends/registry.h"
 #include "core/errors.h"
+#include "core/human_bytes.h"
+#include "engine/engine_validation.h"
 
 namespace tensoracle {
 
 struct Engine::Impl {
   EngineFile file;
   std::shared_ptr<const backends::RestoredPlan> plan;
+  std::shared_ptr<const Network> network;  // the plan's network, for the memory check of each shape
+  ActivationLimit limit;
 };
 
 Result<Engine> Engine::from_file(EngineFile file) {
@@ -20,11 +24,15 @@ Result<Engine> Engine::from_file(EngineFile file) {
     return unsupported("engine '{}' cannot run here: it was built by the '{}' backend, which this build of tensoracle "
                        "does not have (it has: {})",
                        file.label(), file.environment().backend, fmt::join(backends::backend_names(), ", "));
+  // Nothing of the plan reaches the backend before its sections agree with each other.
+  TO_ASSIGN_OR_RETURN(ValidatedEngine validated, validate_engine(file));
   TO_ASSIGN_OR_RETURN(Environment here, probe_environment((*backend)->name()));
   // Plugins are not loaded by engines yet: an engine that needs one reports it as missing.
   TO_RETURN_IF_ERROR(check_engine_compatibility(file, here, {}));
-  TO_ASSIGN_OR_RETURN(std::shared_ptr<const backends::RestoredPlan> plan, (*backend)->restore(file));
-  return Engine(std::make_shared<const Impl>(Impl{std::move(file), std::move(plan)}));
+  TO_ASSIGN_OR_RETURN(std::shared_ptr<const backends::RestoredPlan> plan, (*backend)->restore(file, validated.plan));
+  std::shared_ptr<const Network> network = validated.plan.network;
+  return Engine(std::make_shared<const Impl>(
+      Impl{std::move(file), std::move(plan), std::move(network), std::move(validated.limit)}));
 }
 
 Result<Engine> Engine::deserialize(const void* data, size_t size, const std::string& label) {
@@ -84,4 +92,14 @@ Result<Execution> Engine::create_execution(size_t profile) const {
 
 namespace tensoracle {
 const IoTable& engine_io_table(const Engine::Impl& impl) { return impl.file.io_table(); }
+
+Status check_activation_memory(const Engine::Impl& impl, const std::map<std::string, Dims>& input_shapes) {
+  TO_ASSIGN_OR_RETURN(const uint64_t bytes, peak_activation_bytes(*impl.network, input_shapes));
+  if (bytes > impl.limit.bytes)
+    return invalid_argument("engine '{}': these input shapes need {} ({} bytes) of activation memory, more than the {} "
+                            "of {}",
+                            impl.file.label(), human_bytes(bytes), bytes, human_bytes(impl.limit.bytes),
+                            impl.limit.source);
+  return Status::ok();
+}
 }  // namespace tensoracle

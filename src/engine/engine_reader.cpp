@@ -244,8 +244,9 @@ const char* engine_layout::section_kind_name(uint32_t kind) {
   return "unknown";
 }
 
-Result<EngineFile> EngineFile::open(const std::string& path) {
-  TO_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
+Result<EngineFile> EngineFile::open(const std::string& path, Links links) {
+  TO_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file,
+                      MappedFile::open(path, links == Links::kRefuse ? MappedFile::Links::kRefuse : MappedFile::Links::kFollow));
   ParsedEngine impl;
   impl.data = file->data();
   impl.size = file->size();

@@ -21,10 +21,22 @@ const IoTensor* find_io(const IoTable& table, const std::string& name) {
   return nullptr;
 }
 
+// "input 'a' shape [1,3], input 'b' shape [2]".
+std::string shapes_text(const std::map<std::string, Dims>& shapes) {
+  std::string text;
+  for (const auto& [name, shape] : shapes)
+    text += fmt::format("{}input '{}' shape {}", text.empty() ? "" : ", ", name, shape.to_string());
+  return text;
+}
+
 }  // namespace
 
-// Engine::Impl is private to engine.cpp; executions reach the I/O table through this accessor.
+// Engine::Impl is private to engine.cpp; executions reach the I/O table and the memory check
+// through these accessors.
 const IoTable& engine_io_table(const Engine::Impl& impl);
+// Ok when the activations of the engine's network for `input_shapes` fit its memory limit
+// (engine_validation.h): checked before a backend allocates anything for them.
+Status check_activation_memory(const Engine::Impl& impl, const std::map<std::string, Dims>& input_shapes);
 
 Status Execution::set_input_shape(const std::string& name, const Dims& shape) { return set_input_shapes({{name, shape}}); }
 
@@ -52,11 +64,8 @@ Status Execution::set_input_shapes(const std::map<std::string, Dims>& shapes) {
     if (t.is_input && inputs.count(t.name) == 0) all_set = false;
   if (all_set) {
     auto outputs = backend_->output_shapes(inputs);
-    if (!outputs.is_ok()) {
-      std::string given;
-      for (const auto& [name, shape] : shapes) given += fmt::format("{}input '{}' shape {}", given.empty() ? "" : ", ", name, shape.to_string());
-      return outputs.status().with_context(given);
-    }
+    if (!outputs.is_ok()) return outputs.status().with_context(shapes_text(shapes));
+    TO_RETURN_IF_ERROR(check_activation_memory(*engine_, inputs).with_context(shapes_text(inputs)));
     output_shapes_ = std::move(outputs).value();
   }
   input_shapes_ = std::move(inputs);

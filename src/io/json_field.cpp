@@ -54,7 +54,9 @@ std::string json_pointer_token(std::string_view token) {
 }
 
 std::string JsonField::where() const {
-  return pointer_.empty() ? printable(source_) : printable(source_) + ": " + printable(pointer_);
+  // The source is tensoracle's own text (untrusted names in it are quoted already); the pointer
+  // holds keys read from the file.
+  return pointer_.empty() ? source_ : source_ + ": " + printable(pointer_);
 }
 
 JsonField JsonField::child(const nlohmann::json& value, std::string_view token) const {

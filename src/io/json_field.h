@@ -32,7 +32,8 @@ class JsonField {
   const std::string& source() const { return source_; }
   // RFC 6901: "" for the root, "/layers/3/name" below it.
   const std::string& pointer() const { return pointer_; }
-  // "<source>: <pointer>", or the source alone at the root; non-printable bytes escaped.
+  // "<source>: <pointer>", or the source alone at the root; the pointer's non-printable bytes
+  // escaped.
   std::string where() const;
 
   // An error at this field: "<where>: <message>".

@@ -136,20 +136,18 @@ class StrictDomBuilder {
 Result<json> parse_strict_json(std::string_view text, const std::string& source, int max_depth, StatusCode code) {
   // Stated plainly instead of as a lexer error: valid JSON never holds a raw NUL byte.
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
-    return Status(code, fmt::format("{}: invalid JSON: a NUL byte at byte {}", printable(source), nul));
+    return Status(code, fmt::format("{}: invalid JSON: a NUL byte at byte {}", source, nul));
   json root;
   StrictDomBuilder builder(root, max_depth);
   try {
     json::sax_parse(text.begin(), text.end(), &builder, json::input_format_t::json, /*strict=*/true,
                     /*ignore_comments=*/false);
   } catch (const std::bad_alloc&) {
-    return make_error(StatusCode::kFailedPrecondition, "{}: out of memory parsing {} bytes of JSON", printable(source),
-                      text.size());
+    return make_error(StatusCode::kFailedPrecondition, "{}: out of memory parsing {} bytes of JSON", source, text.size());
   }
   if (!builder.error().empty()) {
     const std::string pointer = builder.pointer();
-    return Status(code, fmt::format("{}: {}{}", printable(source), pointer.empty() ? "" : printable(pointer) + ": ",
-                                    builder.error()));
+    return Status(code, fmt::format("{}: {}{}", source, pointer.empty() ? "" : printable(pointer) + ": ", builder.error()));
   }
   return root;
 }

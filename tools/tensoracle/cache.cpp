@@ -10,6 +10,7 @@
 #include <string>
 
 #include "command.h"
+#include "core/human_bytes.h"
 #include "tensoracle/cache.h"
 
 namespace tensoracle::cli {
@@ -50,17 +51,6 @@ std::string iso_time(int64_t unix_ns) {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
-}
-
-std::string human_bytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
 json entry_json(const CacheEntryInfo& entry) {

@@ -78,8 +78,12 @@ class CpuBackend final : public Backend {
     return cpu::make_cpu_plan(request.network, opt, request.progress);
   }
 
-  Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file) const override {
-    return cpu::restore_cpu_engine(file);
+  Status check_plan(const EngineFile& file, const CheckedPlan& plan) const override {
+    return cpu::check_cpu_plan(plan, fmt::format("engine '{}', plan", file.label()));
+  }
+
+  Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file, const CheckedPlan& plan) const override {
+    return cpu::restore_cpu_engine(file, plan);
   }
 
   void probe(Environment& environment) const override {

@@ -23,19 +23,28 @@ class CpuExecution : public ExecutionBackend {
 
   Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
                  const std::map<std::string, Dims>& output_shapes, void*) override {
+    // Execution has bound every tensor of the I/O table and set every input's shape; the engine
+    // layer has checked that the I/O table names the network's inputs and outputs with their types.
     NamedArrayViews inputs;
     for (Tensor t : network_->inputs()) {
       const TensorInfo& info = network_->tensor(t);
-      inputs[info.name] = ArrayView{info.desc.dtype, input_shapes.at(info.name), bindings.at(info.name)};
+      const auto shape = input_shapes.find(info.name);
+      const auto binding = bindings.find(info.name);
+      TO_ASSERT(shape != input_shapes.end() && binding != bindings.end());
+      inputs[info.name] = ArrayView{info.desc.dtype, shape->second, binding->second};
     }
     TO_ASSIGN_OR_RETURN(NamedArrays outputs, backend_->execute(*network_, inputs));
-    for (const auto& [name, array] : outputs) {
-      auto expected = output_shapes.find(name);
-      if (expected == output_shapes.end() || expected->second != array.shape())
-        return make_error(StatusCode::kInternal, "cpu execution: output '{}' came out as {}, shape inference said {}", name,
-                              array.shape().to_string(),
-                              expected == output_shapes.end() ? std::string("nothing") : expected->second.to_string());
-      std::memcpy(bindings.at(name), array.data(), array.byte_size());
+    for (Tensor t : network_->outputs()) {
+      const TensorInfo& info = network_->tensor(t);
+      const auto array = outputs.find(info.name);
+      const auto expected = output_shapes.find(info.name);
+      const auto binding = bindings.find(info.name);
+      TO_ASSERT(array != outputs.end() && binding != bindings.end() && array->second.dtype() == info.desc.dtype);
+      if (expected == output_shapes.end() || expected->second != array->second.shape())
+        return make_error(StatusCode::kInternal, "cpu execution: output '{}' came out as {}, shape inference said {}",
+                          info.name, array->second.shape().to_string(),
+                          expected == output_shapes.end() ? std::string("nothing") : expected->second.to_string());
+      std::memcpy(binding->second, array->second.data(), array->second.byte_size());
     }
     return Status::ok();
   }
@@ -47,7 +56,9 @@ class CpuExecution : public ExecutionBackend {
     for (const auto& [name, view] : inputs) bindings[name] = const_cast<void*>(view.data);
     for (const IoTensor& t : io.tensors) {
       if (t.is_input) continue;
-      TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, output_shapes.at(t.name)));
+      const auto shape = output_shapes.find(t.name);
+      TO_ASSERT(shape != output_shapes.end());
+      TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, shape->second));
       bindings[t.name] = outputs[t.name].data();
     }
     TO_RETURN_IF_ERROR(enqueue(input_shapes, bindings, output_shapes, nullptr));
@@ -72,11 +83,9 @@ class CpuRestoredPlan : public RestoredPlan {
 
 }  // namespace
 
-Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine(const EngineFile& file) {
-  auto network = restore_cpu_plan(file.plan().as_string_view(), engine_blobs(file));
-  if (!network.is_ok()) return network.status().with_context(fmt::format("engine '{}'", file.label()));
-  auto shared = std::make_shared<const Network>(std::move(network).value());
-  return std::shared_ptr<const RestoredPlan>(std::make_shared<CpuRestoredPlan>(std::move(shared)));
+Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine(const EngineFile& file, const CheckedPlan& plan) {
+  TO_RETURN_IF_ERROR(check_cpu_plan(plan, fmt::format("engine '{}', plan", file.label())));
+  return std::shared_ptr<const RestoredPlan>(std::make_shared<CpuRestoredPlan>(plan.network));
 }
 
 }  // namespace tensoracle::backends::cpu

@@ -9,6 +9,7 @@
 
 namespace tensoracle::backends::cpu {
 
-Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine(const EngineFile& file);
+// check_cpu_plan, then the plan's network (its constants borrowing the engine's blobs) runs as is.
+Result<std::shared_ptr<const RestoredPlan>> restore_cpu_engine(const EngineFile& file, const CheckedPlan& plan);
 
 }  // namespace tensoracle::backends::cpu

@@ -7,6 +7,8 @@
 #include "backends/plan_network.h"
 #include "graph/liveness.h"
 #include "core/errors.h"
+#include "core/quoted.h"
+#include "io/json_field.h"
 #include "graph/op_def.h"
 
 namespace tensoracle::backends::cpu {
@@ -80,13 +82,70 @@ Result<BackendPlan> make_cpu_plan(const Network& network, const std::map<std::st
   return plan;
 }
 
-Result<Network> restore_cpu_plan(std::string_view plan_json, const BlobLookup& blobs) {
-  json doc = json::parse(plan_json.begin(), plan_json.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return corrupt_data("cpu plan: not a JSON object");
-  if (doc.value("backend", std::string()) != "cpu") return corrupt_data("cpu plan: backend is not \"cpu\"");
-  if (doc.value("plan_version", 0) != kCpuPlanVersion)
-    return unsupported("cpu plan: version {} (this build reads {})", doc.value("plan_version", 0), kCpuPlanVersion);
-  return restore_network(doc, blobs, "cpu plan");
+namespace {
+
+// The plan's "layers" entry of `node`: it says what inspect shows, so it must say the truth.
+Status check_layer(const JsonField& layer, const Network& network, const Node& node) {
+  TO_RETURN_IF_ERROR(
+      layer.allow_keys({"name", "kind", "tactic", "precision", "compute", "graph_layers", "inputs", "outputs"}));
+  TO_ASSIGN_OR_RETURN(const JsonField name, layer.member("name"));
+  TO_ASSIGN_OR_RETURN(const std::string name_text, name.as_string());
+  if (name_text != node.name)
+    return name.error("the plan lists layer {} where the network runs {}", quote(name_text), quote(node.name));
+  const auto expect_text = [&](const char* key, std::string_view expected) -> Status {
+    TO_ASSIGN_OR_RETURN(const JsonField field, layer.member(key));
+    TO_ASSIGN_OR_RETURN(const std::string text, field.as_string());
+    if (text != expected)
+      return field.error("layer {} says {}, the cpu backend runs it as {}", quote(node.name), quote(text), quote(expected));
+    return Status::ok();
+  };
+  TO_RETURN_IF_ERROR(expect_text("kind", op_kind_name(node.kind)));
+  TO_RETURN_IF_ERROR(expect_text("tactic", kTactic));
+  TO_RETURN_IF_ERROR(expect_text("precision", data_type_name(network.tensor(node.outputs.front()).desc.dtype)));
+  TO_RETURN_IF_ERROR(expect_text("compute", "fp64"));
+  json inputs = json::array();
+  for (Tensor t : node.inputs) inputs.push_back(t.valid() ? json(network.tensor(t).name) : json());
+  json outputs = json::array();
+  for (Tensor t : node.outputs) outputs.push_back(tensor_ref(network, t));
+  const std::pair<const char*, json> lists[] = {
+      {"graph_layers", json::array({node.name})}, {"inputs", inputs}, {"outputs", outputs}};
+  for (const auto& [key, expected] : lists) {
+    TO_ASSIGN_OR_RETURN(const JsonField field, layer.member(key));
+    if (field.json() != expected)
+      return field.error("layer {} records {}, its network layer has {}", quote(node.name), field.shown(),
+                         JsonField(expected, "").shown());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status check_cpu_plan(const CheckedPlan& plan, const std::string& source) {
+  const JsonField doc(plan.json, source);
+  TO_RETURN_IF_ERROR(doc.allow_keys({"backend", "plan_version", "network", "constants", "layers", "memory"}));
+  TO_ASSIGN_OR_RETURN(const JsonField version, doc.member("plan_version"));
+  TO_ASSIGN_OR_RETURN(const int64_t version_number, version.as_int());
+  if (version_number != kCpuPlanVersion)
+    return unsupported("{}: cpu plan version {} (this build reads {}; rebuild the engine)", source, version_number,
+                       kCpuPlanVersion);
+  const Network& network = *plan.network;
+  // One entry per live layer, in network order.
+  TO_ASSIGN_OR_RETURN(const JsonField layers, doc.member("layers"));
+  TO_ASSIGN_OR_RETURN(const size_t count, layers.array_size());
+  const std::vector<bool> live = graph::live_nodes(network);
+  size_t next = 0;
+  for (size_t i = 0; i < network.num_nodes(); ++i) {
+    const Node& node = network.node(i);
+    if (node.kind == OpKind::kConstant || !live[i]) continue;
+    if (next == count) return layers.error("lists {} layers; the network runs more, from {} on", count, quote(node.name));
+    TO_RETURN_IF_ERROR(check_layer(layers.element(next++), network, node));
+  }
+  if (next != count) return layers.error("lists {} layers; the network runs {}", count, next);
+  TO_ASSIGN_OR_RETURN(const JsonField memory, doc.member("memory"));
+  TO_RETURN_IF_ERROR(memory.allow_keys({"weights_bytes", "activations_bytes_at_opt", "workspace_bytes"}));
+  for (const char* key : {"weights_bytes", "activations_bytes_at_opt"}) TO_RETURN_IF_ERROR(memory.get_uint(key).status());
+  TO_RETURN_IF_ERROR(memory.get_uint("workspace_bytes", 0).status());
+  return Status::ok();
 }
 
 }  // namespace tensoracle::backends::cpu

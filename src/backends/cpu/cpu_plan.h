@@ -24,7 +24,9 @@ inline constexpr int kCpuPlanVersion = 1;
 Result<BackendPlan> make_cpu_plan(const Network& network, const std::map<std::string, Dims>& opt_inputs,
                                   const BuildProgressFn& progress);
 
-// Rebuilds the network of a plan; constants borrow the blobs (their SHA-256 is checked).
-Result<Network> restore_cpu_plan(std::string_view plan_json, const BlobLookup& blobs);
+// What only the cpu backend knows in its plan (Backend::check_plan): the plan version, and one
+// "layers" entry per live layer, in order, naming its kind, tactic, precision, inputs and outputs
+// exactly as the network (already checked by the engine layer) has them. `source` starts errors.
+Status check_cpu_plan(const CheckedPlan& plan, const std::string& source);
 
 }  // namespace tensoracle::backends::cpu

@@ -49,8 +49,12 @@ class CudaBackend final : public Backend {
     return BackendPlan{std::move(serialized.json), std::move(serialized.blobs)};
   }
 
-  Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file) const override {
-    return cuda::restore_cuda_engine(file);
+  Status check_plan(const EngineFile& file, const CheckedPlan& plan) const override {
+    return cuda::deserialize_plan(plan, file).status();
+  }
+
+  Result<std::shared_ptr<const RestoredPlan>> restore(const EngineFile& file, const CheckedPlan& plan) const override {
+    return cuda::restore_cuda_engine(file, plan);
   }
 
   void probe(Environment& environment) const override { cuda::probe_cuda(environment); }

@@ -85,10 +85,9 @@ class CudaRestoredPlan : public RestoredPlan {
 
 }  // namespace
 
-Result<std::shared_ptr<const RestoredPlan>> restore_cuda_engine(const EngineFile& file) {
-  auto plan = deserialize_plan(file.plan().as_string_view(), engine_blobs(file));
-  if (!plan.is_ok()) return plan.status().with_context(fmt::format("engine '{}'", file.label()));
-  auto loaded = LoadedPlan::load(std::move(plan).value());
+Result<std::shared_ptr<const RestoredPlan>> restore_cuda_engine(const EngineFile& file, const CheckedPlan& checked) {
+  TO_ASSIGN_OR_RETURN(CudaPlan plan, deserialize_plan(checked, file));
+  auto loaded = LoadedPlan::load(std::move(plan));
   if (!loaded.is_ok()) return loaded.status().with_context(fmt::format("engine '{}'", file.label()));
   return std::shared_ptr<const RestoredPlan>(std::make_shared<CudaRestoredPlan>(std::move(loaded).value()));
 }

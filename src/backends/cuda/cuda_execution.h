@@ -8,6 +8,7 @@
 
 namespace tensoracle::backends::cuda {
 
-Result<std::shared_ptr<const RestoredPlan>> restore_cuda_engine(const EngineFile& file);
+// deserialize_plan's checks, then the constants go to the device and the tactics are replayed.
+Result<std::shared_ptr<const RestoredPlan>> restore_cuda_engine(const EngineFile& file, const CheckedPlan& plan);
 
 }  // namespace tensoracle::backends::cuda

@@ -22,8 +22,11 @@ struct SerializedPlan {
 };
 SerializedPlan serialize_plan(const CudaPlan& plan);
 
-// Rebuilds a plan; every name and offset read is checked against the network and the arena.
-Result<CudaPlan> deserialize_plan(std::string_view plan_json, const BlobLookup& blobs);
+// Rebuilds the plan of `file` from what the engine layer checked (its JSON and network): every
+// step's layers, tensors, layouts, tactic choice and stream, and the memory plan -- each slot
+// inside the arena and at least the tensor's size at the largest shapes of every profile, every
+// tensor a step touches placed, the arena within the GPU's memory. Needs no device.
+Result<CudaPlan> deserialize_plan(const CheckedPlan& plan, const EngineFile& file);
 
 // The tactic choices a plan records, by step anchor name (PlanOptions::replay): what a
 // deterministic rebuild replays. `source` names the record in errors.

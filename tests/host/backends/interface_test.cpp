@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/registry.h"
+#include "engine/engine_validation.h"
 #include "host/cache/cache_testing.h"
 #include "tensoracle/engine.h"
 
@@ -83,7 +84,8 @@ TEST(CpuBackendInterface, PlanRefusesALayerItCannotRunNamingIt) {
   EXPECT_NE(plan.status().message().find("dcn"), std::string::npos) << plan.status().message();
 }
 
-// The engine reader's path: the engine names its backend, the registry makes it, it restores.
+// The engine reader's path: the engine names its backend, the registry makes it, the engine layer
+// checks the sections, the backend checks and restores its plan.
 TEST(CpuBackendInterface, RestoresAnEngineThroughTheRegistry) {
   auto bytes = build_serialized_engine(small_build());
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
@@ -91,7 +93,10 @@ TEST(CpuBackendInterface, RestoresAnEngineThroughTheRegistry) {
   ASSERT_TRUE(file.is_ok()) << file.status().to_string();
   auto backend = backends::create_backend(file->environment().backend);
   ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
-  auto restored = (*backend)->restore(*file);
+  auto validated = validate_engine(*file);
+  ASSERT_TRUE(validated.is_ok()) << validated.status().to_string();
+  EXPECT_TRUE((*backend)->check_plan(*file, validated->plan).is_ok());
+  auto restored = (*backend)->restore(*file, validated->plan);
   ASSERT_TRUE(restored.is_ok()) << restored.status().to_string();
   auto execution = (*restored)->create_execution();
   ASSERT_TRUE(execution.is_ok()) << execution.status().to_string();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "host/engine/sample_engine.h"
+#include "host/engine/small_cpu_engine.h"
 #include "tensoracle/cache.h"
 
 namespace tensoracle::testing {
@@ -32,6 +33,15 @@ class TempDir {
   std::string path_;
 };
 
+// A store in `directory` with no size limit unless given one.
+inline CacheStore store_in(const std::string& directory, uint64_t max_size_bytes = 0) {
+  CacheOptions options;
+  options.directory = directory;
+  options.max_size_bytes = max_size_bytes;
+  return CacheStore(options);
+}
+inline CacheStore store_in(const TempDir& dir, uint64_t max_size_bytes = 0) { return store_in(dir.path(), max_size_bytes); }
+
 inline KeyManifest sample_manifest(const std::string& engine_name = "tinynet") {
   KeyManifest manifest;
   manifest.engine_name = engine_name;
@@ -46,11 +56,12 @@ inline KeyManifest sample_manifest(const std::string& engine_name = "tinynet") {
   return manifest;
 }
 
-// A build function that counts its calls and returns the sample engine.
-inline EngineBuildFn counting_builder(int* calls, size_t blob_bytes = 300) {
-  return [calls, blob_bytes]() -> Result<EngineWriter> {
+// A build function that counts its calls and returns a small valid cpu engine whose weights take
+// about `weight_bytes` (the store checks every entry it opens, so the engine must be a real one).
+inline EngineBuildFn counting_builder(int* calls, size_t weight_bytes = 300) {
+  return [calls, weight_bytes]() -> Result<EngineWriter> {
     ++*calls;
-    return sample_engine_writer("{}", blob_bytes);
+    return small_cpu_engine_writer(weight_bytes);
   };
 }
 

@@ -3,10 +3,14 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <nlohmann/json.hpp>
 
 #include "host/cache/cache_testing.h"
+#include "host/engine/engine_surgery.h"
+#include "tensoracle/npy.h"
 #include "tensoracle/cache.h"
 
 namespace tensoracle {
@@ -88,6 +92,32 @@ TEST_F(CacheCli, VerifyReportsCorruptEntriesWithExitStatus1) {
   ASSERT_EQ(parsed["problems"].size(), 1u);
   EXPECT_EQ(parsed["problems"][0]["key"], keys_[1]);
   EXPECT_NE(parsed["problems"][0]["reason"].get<std::string>().find("checksum"), std::string::npos);
+}
+
+// An engine whose checksum is valid but whose I/O table contradicts its plan: verify says so
+// (it once said "all good"), and so does a run of it.
+TEST_F(CacheCli, VerifyAndRunRefuseAResealedEngineWhoseSectionsDisagree) {
+  const std::string engine = dir_ / (keys_[0] + ".engine");
+  std::ifstream in(engine, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string hostile = testing::edit_section_json(bytes, engine_layout::SectionKind::kIoTable,
+                                                         [](nlohmann::json& io) { io["tensors"][1]["dtype"] = "int8"; });
+  std::ofstream(engine, std::ios::binary | std::ios::trunc) << hostile;
+  const CliRun verify = cli("cache verify" + dir_flag());
+  EXPECT_EQ(verify.exit_code, 1) << verify.output;
+  EXPECT_NE(verify.output.find("BAD " + keys_[0].substr(0, 16) + ": engine '" + engine +
+                               "': output 'y' is int8 in the I/O table, fp32 in the plan's network"),
+            std::string::npos)
+      << verify.output;
+  EXPECT_NE(verify.output.find("1 problems"), std::string::npos) << verify.output;
+
+  const std::string inputs = dir_ / "x.npy";
+  const HostArray x = HostArray::zeros(DataType::kFloat32, {2, 8}).value();  // small_cpu_engine_writer's input
+  ASSERT_TRUE(write_npy(inputs, x.view()).is_ok());
+  const CliRun run = cli("run --engine " + engine + " --inputs " + inputs + " --outputs " + (dir_ / "out.npz"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("output 'y' is int8 in the I/O table, fp32 in the plan's network"), std::string::npos)
+      << run.output;
 }
 
 TEST_F(CacheCli, PruneAndClear) {

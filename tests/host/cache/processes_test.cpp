@@ -19,14 +19,9 @@ namespace tensoracle {
 namespace {
 
 using testing::sample_manifest;
+using testing::store_in;
 using testing::TempDir;
 
-CacheStore store_in(const std::string& directory) {
-  CacheOptions options;
-  options.directory = directory;
-  options.max_size_bytes = 0;
-  return CacheStore(options);
-}
 
 // Appends one byte to `counter_path` per build (O_APPEND writes are atomic), then slowly returns
 // the sample engine, so that other processes arrive while the build runs.
@@ -37,7 +32,7 @@ EngineBuildFn recorded_slow_builder(const std::string& counter_path, std::chrono
     (void)!::write(fd, "b", 1);
     ::close(fd);
     std::this_thread::sleep_for(duration);
-    return testing::sample_engine_writer("{}", blob_bytes);
+    return testing::small_cpu_engine_writer(blob_bytes);
   };
 }
 

@@ -12,6 +12,7 @@
 
 #include "cache/file_lock.h"
 #include "host/cache/cache_testing.h"
+#include "host/engine/engine_surgery.h"
 #include "tensoracle/cache.h"
 
 namespace tensoracle {
@@ -19,14 +20,9 @@ namespace {
 
 using testing::counting_builder;
 using testing::sample_manifest;
+using testing::store_in;
 using testing::TempDir;
 
-CacheStore store_in(const TempDir& dir, uint64_t max_size = 0) {
-  CacheOptions options;
-  options.directory = dir.path();
-  options.max_size_bytes = max_size;
-  return CacheStore(options);
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -99,6 +95,13 @@ TEST(CacheStore, BuildErrorsNameTheEngine) {
   EXPECT_TRUE(store.list()->empty());
 }
 
+using engine_layout::SectionKind;
+
+// Rewrites a JSON section of the engine at `path` and seals its checksum again (engine_surgery.h).
+void reseal(const std::string& path, SectionKind kind, const std::function<void(nlohmann::json&)>& edit) {
+  write_file(path, testing::edit_section_json(read_file(path), kind, edit));
+}
+
 // Each corruption of a stored entry: reuse reports it and rebuilds, require-cached refuses with
 // the reason, verify lists it.
 TEST(CacheStore, CorruptEntriesAreReportedAndRebuilt) {
@@ -133,6 +136,24 @@ TEST(CacheStore, CorruptEntriesAreReportedAndRebuilt) {
          ASSERT_TRUE(writer.write_file(engine).is_ok());
        },
        "not of its own key"},
+      // Resealed: the checksum passes, the sections contradict each other (SPEC F15).
+      {"output type rewritten, checksum resealed",
+       [](const std::string& engine, const std::string&) {
+         reseal(engine, SectionKind::kIoTable, [](nlohmann::json& io) { io["tensors"][1]["dtype"] = "fp16"; });
+       },
+       "output 'y' is fp16 in the I/O table, fp32 in the plan's network"},
+      {"constant shape rewritten, checksum resealed",
+       [](const std::string& engine, const std::string&) {
+         reseal(engine, SectionKind::kPlan, [](nlohmann::json& plan) {
+           for (auto& item : plan["constants"].items()) item.value()["shape"] = {1};
+         });
+       },
+       "fp32[1] needs 4"},
+      {"cpu plan layer rewritten, checksum resealed",
+       [](const std::string& engine, const std::string&) {
+         reseal(engine, SectionKind::kPlan, [](nlohmann::json& plan) { plan["layers"][0]["tactic"] = "cpu.fast"; });
+       },
+       "says 'cpu.fast', the cpu backend runs it as 'cpu.reference'"},
   };
   for (const Case& c : cases) {
     TempDir dir;
