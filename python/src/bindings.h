@@ -15,6 +15,8 @@ void bind_engine(nanobind::module_& m);   // engine.cpp: Engine, Execution, open
 void bind_cache(nanobind::module_& m);    // cache.cpp: CacheStore
 void bind_bundle(nanobind::module_& m);   // bundle.cpp: compile_bundle, inspect_bundle, inspect_wheel
 void bind_convert(nanobind::module_& m);  // convert.cpp: convert_pth, read_pth
-void bind_bench(nanobind::module_& m);    // bench.cpp: the C++ enqueue loop the overhead measurement compares with
+void bind_bench(nanobind::module_& m);     // bench.cpp: the timing harness (bench_engine, bench_ab)
+void bind_workflow(nanobind::module_& m);  // workflow.cpp: the four-stage workflow runner
+void bind_overhead(nanobind::module_& m);  // overhead.cpp: the C++ enqueue loop the overhead measurement compares with
 
 }  // namespace tensoracle::python

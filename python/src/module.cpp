@@ -17,4 +17,6 @@ NB_MODULE(_tensoracle, m) {
   bind_bundle(m);
   bind_convert(m);
   bind_bench(m);
+  bind_workflow(m);
+  bind_overhead(m);
 }

@@ -60,7 +60,7 @@ from ._tensoracle import (
     write_npz,
     write_safetensors,
 )
-from . import bundle, cache, producer
+from . import bench, bundle, cache, producer, workflow
 
 __all__ = [
     "BuilderSettings",
@@ -95,6 +95,7 @@ __all__ = [
     "Violation",
     "Weights",
     "__version__",
+    "bench",
     "build_serialized_engine",
     "bundle",
     "cache",
@@ -106,6 +107,7 @@ __all__ = [
     "read_pth",
     "write_npy",
     "write_npz",
+    "workflow",
     "write_safetensors",
 ]
 
