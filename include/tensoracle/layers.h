@@ -17,70 +17,134 @@
 
 namespace tensoracle {
 
-// One value per node kind. The string names (op_kind_name) appear in dumps, the canonical form
-// and errors; they never change once released.
+// ---- the op table ----
+// Every node kind, declared once: X(Kind, name, Attributes, category).
+//   Kind        the OpKind value k<Kind>
+//   name        the stable name (op_kind_name): dumps, the canonical form and errors use it, so it
+//               never changes once released
+//   Attributes  the attribute struct below
+//   category    how backends run it: `pointwise` (computed element by element; a backend may fuse
+//               a chain of them into one kernel), `compute` (computed by a kernel of its own),
+//               `data` (a constant: its bytes are bound, nothing runs) or `plugin` (the resolved
+//               plugin's implementation runs)
+// Derived from it: OpKind, op_kind_name / parse_op_kind / all_op_kinds, op_category, the graph's op
+// registry (src/graph/op_registry.cpp: `graph::k<Kind>Op`, defined in src/graph/ops/<name>.cpp)
+// and the CPU kernel table (src/backends/cpu/kernel_table.cpp: `<name>_kernel` for every
+// pointwise and compute op). A missing definition or kernel does not link. docs/network.md,
+// "How to add an op".
+#define TENSORACLE_OP_KINDS(X)                                  \
+  X(Constant, constant, ConstantAttributes, data)               \
+  X(Convolution, convolution, ConvolutionAttributes, compute)   \
+  X(Deconvolution, deconvolution, DeconvolutionAttributes, compute) \
+  X(MatMul, matmul, MatMulAttributes, compute)                  \
+  X(Elementwise, elementwise, ElementwiseAttributes, pointwise) \
+  X(Unary, unary, UnaryAttributes, pointwise)                   \
+  X(Activation, activation, ActivationAttributes, pointwise)    \
+  X(Softmax, softmax, SoftmaxAttributes, compute)               \
+  X(Reduce, reduce, ReduceAttributes, compute)                  \
+  X(LayerNorm, layer_norm, LayerNormAttributes, compute)        \
+  X(RmsNorm, rms_norm, RmsNormAttributes, compute)              \
+  X(GroupNorm, group_norm, GroupNormAttributes, compute)        \
+  X(InstanceNorm, instance_norm, InstanceNormAttributes, compute) \
+  X(BatchNorm, batch_norm, BatchNormAttributes, compute)        \
+  X(Pooling, pooling, PoolingAttributes, compute)               \
+  X(Resize, resize, ResizeAttributes, compute)                  \
+  X(Reshape, reshape, ReshapeAttributes, compute)               \
+  X(Transpose, transpose, TransposeAttributes, compute)         \
+  X(Concat, concat, ConcatAttributes, compute)                  \
+  X(Slice, slice, SliceAttributes, compute)                     \
+  X(Pad, pad, PadAttributes, compute)                           \
+  X(Gather, gather, GatherAttributes, compute)                  \
+  X(GridSample, grid_sample, GridSampleAttributes, compute)     \
+  X(Select, select, SelectAttributes, pointwise)                \
+  X(TopK, top_k, TopKAttributes, compute)                       \
+  X(Attention, attention, AttentionAttributes, compute)         \
+  X(Quantize, quantize, QuantizeAttributes, compute)            \
+  X(Dequantize, dequantize, DequantizeAttributes, compute)      \
+  X(Cast, cast, CastAttributes, pointwise)                      \
+  X(Plugin, plugin, PluginAttributes, plugin)
+
 enum class OpKind : uint8_t {
-  kConstant,
-  kConvolution,
-  kDeconvolution,
-  kMatMul,
-  kElementwise,
-  kUnary,
-  kActivation,
-  kSoftmax,
-  kReduce,
-  kLayerNorm,
-  kRmsNorm,
-  kGroupNorm,
-  kInstanceNorm,
-  kBatchNorm,
-  kPooling,
-  kResize,
-  kReshape,
-  kTranspose,
-  kConcat,
-  kSlice,
-  kPad,
-  kGather,
-  kGridSample,
-  kSelect,
-  kTopK,
-  kAttention,
-  kQuantize,
-  kDequantize,
-  kCast,
-  kPlugin,
+#define TO_OP_KIND_VALUE_(Kind, name, Attributes, category) k##Kind,
+  TENSORACLE_OP_KINDS(TO_OP_KIND_VALUE_)
+#undef TO_OP_KIND_VALUE_
 };
 std::string_view op_kind_name(OpKind kind);               // "convolution", "matmul", ...
 std::optional<OpKind> parse_op_kind(std::string_view name);
-const std::vector<OpKind>& all_op_kinds();
+const std::vector<OpKind>& all_op_kinds();                // in table order
 
-// ---- enumerated attribute values (each with a stable lower-case name) ----
-enum class ElementwiseOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kPow, kMax, kMin,
-  kEqual, kLess, kGreater, kLessEqual, kGreaterEqual,  // -> bool
-  kAnd, kOr,                                           // bool x bool -> bool
-};
-enum class UnaryOp : uint8_t {
-  kExp, kLog, kSqrt, kRsqrt, kRecip, kAbs, kNeg, kSin, kCos, kErf, kFloor, kCeil, kRound,
-};
-enum class ActivationKind : uint8_t {
-  kRelu, kLeakyRelu, kSigmoid, kTanh, kGeluErf, kGeluTanh, kSilu, kSoftplus, kClip,
-  kHardSigmoid, kHardSwish,
-};
-enum class ReduceOp : uint8_t { kSum, kMean, kMax, kMin, kProd };
-enum class PoolingKind : uint8_t { kMax, kAverage };
-enum class ResizeMode : uint8_t { kNearest, kLinear };
-// How an output coordinate maps to an input coordinate (docs/ops.md "Resize").
-enum class ResizeCoordinates : uint8_t {
-  kAsymmetric,    // in = out * in_size / out_size            (PyTorch mode="nearest")
-  kHalfPixel,     // in = (out + 0.5) * in_size / out_size - 0.5 (PyTorch align_corners=False,
-                  //                                              "nearest-exact")
-  kAlignCorners,  // in = out * (in_size - 1) / (out_size - 1)
-};
-enum class PadMode : uint8_t { kConstant, kReflect, kReplicate, kCircular };
-enum class GridSampleMode : uint8_t { kBilinear, kNearest };
-enum class GridSamplePadding : uint8_t { kZeros, kBorder };
+enum class OpCategory : uint8_t { kPointwise, kCompute, kData, kPlugin };
+OpCategory op_category(OpKind kind);
+inline bool is_pointwise(OpKind kind) { return op_category(kind) == OpCategory::kPointwise; }
+
+// ---- enumerated attribute values ----
+// Each enumeration is one table X(Value, "name", ...): the enum, enum_name and parse_enum derive
+// from it, and so do the cuda backend's pointwise codes (src/backends/cuda/pointwise_program.h)
+// for the three tables of pointwise ops. Names are stable like op names.
+
+// X(Op, name, class): `arithmetic` keeps the operand type; `comparison` gives bool;
+// `logical` takes and gives bool.
+#define TENSORACLE_ELEMENTWISE_OPS(X)                                                         \
+  X(Add, "add", arithmetic) X(Sub, "sub", arithmetic) X(Mul, "mul", arithmetic)              \
+  X(Div, "div", arithmetic) X(Pow, "pow", arithmetic) X(Max, "max", arithmetic)              \
+  X(Min, "min", arithmetic) X(Equal, "equal", comparison) X(Less, "less", comparison)         \
+  X(Greater, "greater", comparison) X(LessEqual, "less_equal", comparison)                   \
+  X(GreaterEqual, "greater_equal", comparison) X(And, "and", logical) X(Or, "or", logical)
+// X(Op, name, inputs): `floating` takes fp32/fp16/bf16; `signed` also int8/int32/int64.
+#define TENSORACLE_UNARY_OPS(X)                                                               \
+  X(Exp, "exp", floating) X(Log, "log", floating) X(Sqrt, "sqrt", floating)                  \
+  X(Rsqrt, "rsqrt", floating) X(Recip, "recip", floating) X(Abs, "abs", signed)              \
+  X(Neg, "neg", signed) X(Sin, "sin", floating) X(Cos, "cos", floating) X(Erf, "erf", floating) \
+  X(Floor, "floor", floating) X(Ceil, "ceil", floating) X(Round, "round", floating)
+// X(Kind, name, alpha, beta, parameters): the defaults of ActivationAttributes' alpha and beta
+// for the kind; `parameters` says whether the kind reads them at all.
+#define TENSORACLE_ACTIVATION_KINDS(X)                                   \
+  X(Relu, "relu", 0.0, 0.0, false)                                       \
+  X(LeakyRelu, "leaky_relu", 0.01, 0.0, true)                            \
+  X(Sigmoid, "sigmoid", 0.0, 0.0, false)                                 \
+  X(Tanh, "tanh", 0.0, 0.0, false)                                       \
+  X(GeluErf, "gelu_erf", 0.0, 0.0, false)                                \
+  X(GeluTanh, "gelu_tanh", 0.0, 0.0, false)                              \
+  X(Silu, "silu", 0.0, 0.0, false)                                       \
+  X(Softplus, "softplus", 1.0, 0.0, true)                                \
+  X(Clip, "clip", 0.0, 6.0, true)                                        \
+  X(HardSigmoid, "hard_sigmoid", 1.0 / 6.0, 0.5, true)                   \
+  X(HardSwish, "hard_swish", 1.0 / 6.0, 0.5, true)
+#define TENSORACLE_REDUCE_OPS(X) X(Sum, "sum") X(Mean, "mean") X(Max, "max") X(Min, "min") X(Prod, "prod")
+#define TENSORACLE_POOLING_KINDS(X) X(Max, "max") X(Average, "average")
+#define TENSORACLE_RESIZE_MODES(X) X(Nearest, "nearest") X(Linear, "linear")
+// How an output coordinate maps to an input coordinate (docs/ops.md "Resize"):
+//   asymmetric     in = out * in_size / out_size              (PyTorch mode="nearest")
+//   half_pixel     in = (out + 0.5) * in_size / out_size - 0.5 (PyTorch align_corners=False,
+//                                                               "nearest-exact")
+//   align_corners  in = out * (in_size - 1) / (out_size - 1)
+#define TENSORACLE_RESIZE_COORDINATES(X) \
+  X(Asymmetric, "asymmetric") X(HalfPixel, "half_pixel") X(AlignCorners, "align_corners")
+#define TENSORACLE_PAD_MODES(X) X(Constant, "constant") X(Reflect, "reflect") X(Replicate, "replicate") X(Circular, "circular")
+#define TENSORACLE_GRID_SAMPLE_MODES(X) X(Bilinear, "bilinear") X(Nearest, "nearest")
+#define TENSORACLE_GRID_SAMPLE_PADDINGS(X) X(Zeros, "zeros") X(Border, "border")
+
+#define TO_ENUM_VALUE_(Value, ...) k##Value,
+enum class ElementwiseOp : uint8_t { TENSORACLE_ELEMENTWISE_OPS(TO_ENUM_VALUE_) };
+enum class UnaryOp : uint8_t { TENSORACLE_UNARY_OPS(TO_ENUM_VALUE_) };
+enum class ActivationKind : uint8_t { TENSORACLE_ACTIVATION_KINDS(TO_ENUM_VALUE_) };
+enum class ReduceOp : uint8_t { TENSORACLE_REDUCE_OPS(TO_ENUM_VALUE_) };
+enum class PoolingKind : uint8_t { TENSORACLE_POOLING_KINDS(TO_ENUM_VALUE_) };
+enum class ResizeMode : uint8_t { TENSORACLE_RESIZE_MODES(TO_ENUM_VALUE_) };
+enum class ResizeCoordinates : uint8_t { TENSORACLE_RESIZE_COORDINATES(TO_ENUM_VALUE_) };
+enum class PadMode : uint8_t { TENSORACLE_PAD_MODES(TO_ENUM_VALUE_) };
+enum class GridSampleMode : uint8_t { TENSORACLE_GRID_SAMPLE_MODES(TO_ENUM_VALUE_) };
+enum class GridSamplePadding : uint8_t { TENSORACLE_GRID_SAMPLE_PADDINGS(TO_ENUM_VALUE_) };
+#undef TO_ENUM_VALUE_
+
+enum class ElementwiseClass : uint8_t { kArithmetic, kComparison, kLogical };
+ElementwiseClass elementwise_class(ElementwiseOp op);
+bool unary_takes_signed_integers(UnaryOp op);  // abs, neg: also int8/int32/int64
+// What alpha and beta are when ActivationAttributes leaves them unset, and whether the kind reads
+// them at all.
+double default_alpha(ActivationKind kind);
+double default_beta(ActivationKind kind);
+bool reads_alpha_beta(ActivationKind kind);
 
 std::string_view enum_name(ElementwiseOp v);
 std::string_view enum_name(UnaryOp v);
@@ -120,6 +184,12 @@ struct LayerAttributes {
     field = std::move(value_);                               \
     return *this;                                            \
   }
+
+// A constant's element type and shape (Network::add_constant takes them from its array).
+struct ConstantAttributes : LayerAttributes<ConstantAttributes> {
+  TO_ATTR_DEFAULT_(DataType, dtype, set_dtype, DataType::kFloat32)
+  TO_ATTR_(Dims, shape, set_shape)
+};
 
 // Convolution over the trailing 1, 2 or 3 spatial dims of an [N, C, spatial...] input with a
 // [K, C/groups, kernel...] weight and an optional [K] bias. Empty vectors mean the defaults

@@ -1,119 +1,131 @@
-// Stable names of OpKind and of the attribute enumerations (they appear in dumps and in the
-// canonical form, so they never change once released).
+// The op table's and the attribute enumerations' names and properties (layers.h), all expanded
+// from their X-macro tables.
 #include "tensoracle/layers.h"
 
-#include <array>
-#include <utility>
+#include <iterator>
 
 namespace tensoracle {
 
 namespace {
 
+// Names in declaration order: enum value i is named names[i] (both expand the same table).
 template <typename E, size_t N>
-using NameTable = std::array<std::pair<E, std::string_view>, N>;
-
-template <typename E, size_t N>
-std::string_view name_in(const NameTable<E, N>& table, E value) {
-  for (const auto& [v, name] : table)
-    if (v == value) return name;
-  return "unknown";
+std::string_view name_in(const std::string_view (&names)[N], E value) {
+  const auto i = static_cast<size_t>(value);
+  return i < N ? names[i] : std::string_view("unknown");
 }
 
 template <typename E, size_t N>
-std::optional<E> parse_in(const NameTable<E, N>& table, std::string_view name) {
-  for (const auto& [v, n] : table)
-    if (n == name) return v;
+std::optional<E> parse_in(const std::string_view (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == name) return static_cast<E>(i);
   return std::nullopt;
 }
 
-constexpr NameTable<OpKind, 30> kOpKinds{{
-    {OpKind::kConstant, "constant"},        {OpKind::kConvolution, "convolution"},
-    {OpKind::kDeconvolution, "deconvolution"}, {OpKind::kMatMul, "matmul"},
-    {OpKind::kElementwise, "elementwise"},  {OpKind::kUnary, "unary"},
-    {OpKind::kActivation, "activation"},    {OpKind::kSoftmax, "softmax"},
-    {OpKind::kReduce, "reduce"},            {OpKind::kLayerNorm, "layer_norm"},
-    {OpKind::kRmsNorm, "rms_norm"},         {OpKind::kGroupNorm, "group_norm"},
-    {OpKind::kInstanceNorm, "instance_norm"}, {OpKind::kBatchNorm, "batch_norm"},
-    {OpKind::kPooling, "pooling"},          {OpKind::kResize, "resize"},
-    {OpKind::kReshape, "reshape"},          {OpKind::kTranspose, "transpose"},
-    {OpKind::kConcat, "concat"},            {OpKind::kSlice, "slice"},
-    {OpKind::kPad, "pad"},                  {OpKind::kGather, "gather"},
-    {OpKind::kGridSample, "grid_sample"},   {OpKind::kSelect, "select"},
-    {OpKind::kTopK, "top_k"},               {OpKind::kAttention, "attention"},
-    {OpKind::kQuantize, "quantize"},        {OpKind::kDequantize, "dequantize"},
-    {OpKind::kCast, "cast"},                {OpKind::kPlugin, "plugin"},
-}};
+#define TO_OP_NAME_(Kind, name, Attributes, category) #name,
+constexpr std::string_view kOpKindNames[] = {TENSORACLE_OP_KINDS(TO_OP_NAME_)};
+#undef TO_OP_NAME_
 
-constexpr NameTable<ElementwiseOp, 14> kElementwiseOps{{
-    {ElementwiseOp::kAdd, "add"},     {ElementwiseOp::kSub, "sub"},
-    {ElementwiseOp::kMul, "mul"},     {ElementwiseOp::kDiv, "div"},
-    {ElementwiseOp::kPow, "pow"},     {ElementwiseOp::kMax, "max"},
-    {ElementwiseOp::kMin, "min"},     {ElementwiseOp::kEqual, "equal"},
-    {ElementwiseOp::kLess, "less"},   {ElementwiseOp::kGreater, "greater"},
-    {ElementwiseOp::kLessEqual, "less_equal"}, {ElementwiseOp::kGreaterEqual, "greater_equal"},
-    {ElementwiseOp::kAnd, "and"},     {ElementwiseOp::kOr, "or"},
-}};
-constexpr NameTable<UnaryOp, 13> kUnaryOps{{
-    {UnaryOp::kExp, "exp"},     {UnaryOp::kLog, "log"},     {UnaryOp::kSqrt, "sqrt"},
-    {UnaryOp::kRsqrt, "rsqrt"}, {UnaryOp::kRecip, "recip"}, {UnaryOp::kAbs, "abs"},
-    {UnaryOp::kNeg, "neg"},     {UnaryOp::kSin, "sin"},     {UnaryOp::kCos, "cos"},
-    {UnaryOp::kErf, "erf"},     {UnaryOp::kFloor, "floor"}, {UnaryOp::kCeil, "ceil"},
-    {UnaryOp::kRound, "round"},
-}};
-constexpr NameTable<ActivationKind, 11> kActivations{{
-    {ActivationKind::kRelu, "relu"},         {ActivationKind::kLeakyRelu, "leaky_relu"},
-    {ActivationKind::kSigmoid, "sigmoid"},   {ActivationKind::kTanh, "tanh"},
-    {ActivationKind::kGeluErf, "gelu_erf"},  {ActivationKind::kGeluTanh, "gelu_tanh"},
-    {ActivationKind::kSilu, "silu"},         {ActivationKind::kSoftplus, "softplus"},
-    {ActivationKind::kClip, "clip"},         {ActivationKind::kHardSigmoid, "hard_sigmoid"},
-    {ActivationKind::kHardSwish, "hard_swish"},
-}};
-constexpr NameTable<ReduceOp, 5> kReduceOps{{
-    {ReduceOp::kSum, "sum"}, {ReduceOp::kMean, "mean"}, {ReduceOp::kMax, "max"},
-    {ReduceOp::kMin, "min"}, {ReduceOp::kProd, "prod"},
-}};
-constexpr NameTable<PoolingKind, 2> kPoolingKinds{{{PoolingKind::kMax, "max"}, {PoolingKind::kAverage, "average"}}};
-constexpr NameTable<ResizeMode, 2> kResizeModes{{{ResizeMode::kNearest, "nearest"}, {ResizeMode::kLinear, "linear"}}};
-constexpr NameTable<ResizeCoordinates, 3> kResizeCoordinates{{
-    {ResizeCoordinates::kAsymmetric, "asymmetric"},
-    {ResizeCoordinates::kHalfPixel, "half_pixel"},
-    {ResizeCoordinates::kAlignCorners, "align_corners"},
-}};
-constexpr NameTable<PadMode, 4> kPadModes{{
-    {PadMode::kConstant, "constant"}, {PadMode::kReflect, "reflect"},
-    {PadMode::kReplicate, "replicate"}, {PadMode::kCircular, "circular"},
-}};
-constexpr NameTable<GridSampleMode, 2> kGridSampleModes{{{GridSampleMode::kBilinear, "bilinear"}, {GridSampleMode::kNearest, "nearest"}}};
-constexpr NameTable<GridSamplePadding, 2> kGridSamplePaddings{{{GridSamplePadding::kZeros, "zeros"}, {GridSamplePadding::kBorder, "border"}}};
+#define TO_NAME_(Value, ...) TO_FIRST_(__VA_ARGS__, ~)
+#define TO_FIRST_(name, ...) name,
+constexpr std::string_view kElementwiseOpNames[] = {TENSORACLE_ELEMENTWISE_OPS(TO_NAME_)};
+constexpr std::string_view kUnaryOpNames[] = {TENSORACLE_UNARY_OPS(TO_NAME_)};
+constexpr std::string_view kActivationKindNames[] = {TENSORACLE_ACTIVATION_KINDS(TO_NAME_)};
+constexpr std::string_view kReduceOpNames[] = {TENSORACLE_REDUCE_OPS(TO_NAME_)};
+constexpr std::string_view kPoolingKindNames[] = {TENSORACLE_POOLING_KINDS(TO_NAME_)};
+constexpr std::string_view kResizeModeNames[] = {TENSORACLE_RESIZE_MODES(TO_NAME_)};
+constexpr std::string_view kResizeCoordinatesNames[] = {TENSORACLE_RESIZE_COORDINATES(TO_NAME_)};
+constexpr std::string_view kPadModeNames[] = {TENSORACLE_PAD_MODES(TO_NAME_)};
+constexpr std::string_view kGridSampleModeNames[] = {TENSORACLE_GRID_SAMPLE_MODES(TO_NAME_)};
+constexpr std::string_view kGridSamplePaddingNames[] = {TENSORACLE_GRID_SAMPLE_PADDINGS(TO_NAME_)};
+#undef TO_FIRST_
+#undef TO_NAME_
 
 }  // namespace
 
-std::string_view op_kind_name(OpKind kind) { return name_in(kOpKinds, kind); }
-std::optional<OpKind> parse_op_kind(std::string_view name) { return parse_in(kOpKinds, name); }
+std::string_view op_kind_name(OpKind kind) { return name_in(kOpKindNames, kind); }
+std::optional<OpKind> parse_op_kind(std::string_view name) { return parse_in<OpKind>(kOpKindNames, name); }
 const std::vector<OpKind>& all_op_kinds() {
   static const std::vector<OpKind> kinds = [] {
     std::vector<OpKind> out;
-    for (const auto& entry : kOpKinds) out.push_back(entry.first);
+    for (size_t i = 0; i < std::size(kOpKindNames); ++i) out.push_back(static_cast<OpKind>(i));
     return out;
   }();
   return kinds;
 }
 
-#define TO_ENUM_NAMES_(Type, table)                                                      \
-  std::string_view enum_name(Type v) { return name_in(table, v); }                       \
-  template <>                                                                            \
-  std::optional<Type> parse_enum<Type>(std::string_view name) { return parse_in(table, name); }
+OpCategory op_category(OpKind kind) {
+#define TO_CATEGORY_pointwise OpCategory::kPointwise
+#define TO_CATEGORY_compute OpCategory::kCompute
+#define TO_CATEGORY_data OpCategory::kData
+#define TO_CATEGORY_plugin OpCategory::kPlugin
+#define TO_OP_CATEGORY_(Kind, name, Attributes, category) \
+  case OpKind::k##Kind: return TO_CATEGORY_##category;
+  switch (kind) { TENSORACLE_OP_KINDS(TO_OP_CATEGORY_) }
+#undef TO_OP_CATEGORY_
+  return OpCategory::kCompute;
+}
 
-TO_ENUM_NAMES_(ElementwiseOp, kElementwiseOps)
-TO_ENUM_NAMES_(UnaryOp, kUnaryOps)
-TO_ENUM_NAMES_(ActivationKind, kActivations)
-TO_ENUM_NAMES_(ReduceOp, kReduceOps)
-TO_ENUM_NAMES_(PoolingKind, kPoolingKinds)
-TO_ENUM_NAMES_(ResizeMode, kResizeModes)
-TO_ENUM_NAMES_(ResizeCoordinates, kResizeCoordinates)
-TO_ENUM_NAMES_(PadMode, kPadModes)
-TO_ENUM_NAMES_(GridSampleMode, kGridSampleModes)
-TO_ENUM_NAMES_(GridSamplePadding, kGridSamplePaddings)
+ElementwiseClass elementwise_class(ElementwiseOp op) {
+#define TO_CLASS_arithmetic ElementwiseClass::kArithmetic
+#define TO_CLASS_comparison ElementwiseClass::kComparison
+#define TO_CLASS_logical ElementwiseClass::kLogical
+#define TO_ELEMENTWISE_CLASS_(Op, name, op_class) \
+  case ElementwiseOp::k##Op: return TO_CLASS_##op_class;
+  switch (op) { TENSORACLE_ELEMENTWISE_OPS(TO_ELEMENTWISE_CLASS_) }
+#undef TO_ELEMENTWISE_CLASS_
+  return ElementwiseClass::kArithmetic;
+}
+
+bool unary_takes_signed_integers(UnaryOp op) {
+#define TO_INPUTS_floating false
+#define TO_INPUTS_signed true
+#define TO_UNARY_INPUTS_(Op, name, inputs) \
+  case UnaryOp::k##Op: return TO_INPUTS_##inputs;
+  switch (op) { TENSORACLE_UNARY_OPS(TO_UNARY_INPUTS_) }
+#undef TO_UNARY_INPUTS_
+  return false;
+}
+
+double default_alpha(ActivationKind kind) {
+#define TO_ALPHA_(Kind, name, alpha, beta, parameters) \
+  case ActivationKind::k##Kind: return alpha;
+  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_ALPHA_) }
+#undef TO_ALPHA_
+  return 0.0;
+}
+
+double default_beta(ActivationKind kind) {
+#define TO_BETA_(Kind, name, alpha, beta, parameters) \
+  case ActivationKind::k##Kind: return beta;
+  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_BETA_) }
+#undef TO_BETA_
+  return 0.0;
+}
+
+bool reads_alpha_beta(ActivationKind kind) {
+#define TO_PARAMETERS_(Kind, name, alpha, beta, parameters) \
+  case ActivationKind::k##Kind: return parameters;
+  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_PARAMETERS_) }
+#undef TO_PARAMETERS_
+  return false;
+}
+
+#define TO_ENUM_NAMES_(Type)                                                             \
+  std::string_view enum_name(Type v) { return name_in(k##Type##Names, v); }              \
+  template <>                                                                            \
+  std::optional<Type> parse_enum<Type>(std::string_view name) { return parse_in<Type>(k##Type##Names, name); }
+
+TO_ENUM_NAMES_(ElementwiseOp)
+TO_ENUM_NAMES_(UnaryOp)
+TO_ENUM_NAMES_(ActivationKind)
+TO_ENUM_NAMES_(ReduceOp)
+TO_ENUM_NAMES_(PoolingKind)
+TO_ENUM_NAMES_(ResizeMode)
+TO_ENUM_NAMES_(ResizeCoordinates)
+TO_ENUM_NAMES_(PadMode)
+TO_ENUM_NAMES_(GridSampleMode)
+TO_ENUM_NAMES_(GridSamplePadding)
 #undef TO_ENUM_NAMES_
 
 }  // namespace tensoracle

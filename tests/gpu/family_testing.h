@@ -50,7 +50,7 @@ struct OneLayer {
     cu::StepInstance step{backends::NodeInstance{node(), inputs, outputs}, {}, {}, {}, {}, outputs};
     step.input_layouts.assign(inputs.size(), layout);
     step.output_layouts.assign(outputs.size(), layout);
-    if (cu::is_pointwise(node().kind)) {
+    if (is_pointwise(node().kind)) {
       std::vector<int> operands;
       for (const TensorDesc* d : inputs) {
         operands.push_back(static_cast<int>(step.program.inputs.size()));

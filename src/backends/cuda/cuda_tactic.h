@@ -51,7 +51,8 @@ class TacticFamily {
   virtual bool is_reference() const { return false; }
 };
 
-// Every family compiled in, by the anchor kind it implements, in preference order.
+// Every family compiled in, by the anchor kind it implements, in preference order (op_families.h
+// lists them).
 class FamilyTable {
  public:
   void add(OpKind kind, std::shared_ptr<const TacticFamily> family);
@@ -63,12 +64,5 @@ class FamilyTable {
 };
 
 const FamilyTable& tactic_families();
-
-// Each group of families registers itself from one function (tactic_table.cpp calls them all).
-void add_pointwise_families(FamilyTable& table);      // kernels/: elementwise .. cast, select, softmax, reduce, norms, Q/DQ
-void add_data_movement_families(FamilyTable& table);  // kernels/: shuffle, concat, slice, pad, gather, top-k, resize, grid sample, pooling
-void add_cublaslt_families(FamilyTable& table);       // cublaslt/: matrix multiply
-void add_attention_families(FamilyTable& table);      // attention: cuDNN SDPA, composed path
-void add_cudnn_conv_families(FamilyTable& table);     // cudnn/: convolution, deconvolution
 
 }  // namespace tensoracle::backends::cuda

@@ -9,43 +9,28 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-// Codes follow the graph's enumerations in order (pointwise_program.h), so a layer's op maps by
-// offset from the first code of its group.
-PointwiseCode offset_code(PointwiseCode first, int offset) {
-  return static_cast<PointwiseCode>(static_cast<int>(first) + offset);
-}
-
 const char* code_name(PointwiseCode code) {
-  static constexpr const char* kNames[] = {
-      "add",   "sub",  "mul",        "div",        "pow",        "max",   "min",        "equal",     "less",
-      "greater", "less_equal", "greater_equal", "and", "or",
-      "exp",   "log",  "sqrt",       "rsqrt",      "recip",      "abs",   "neg",        "sin",       "cos",
-      "erf",   "floor", "ceil",      "round",
-      "relu",  "leaky_relu", "sigmoid", "tanh",   "gelu_erf",   "gelu_tanh", "silu",  "softplus",  "clip",
-      "hard_sigmoid", "hard_swish",
-      "select", "cast"};
+#define TO_CODE_NAME_(Op, name, ...) name,
+  static constexpr const char* kNames[] = {TENSORACLE_ELEMENTWISE_OPS(TO_CODE_NAME_) TENSORACLE_UNARY_OPS(TO_CODE_NAME_)
+                                               TENSORACLE_ACTIVATION_KINDS(TO_CODE_NAME_) "select", "cast"};
+#undef TO_CODE_NAME_
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(PointwiseCode::kCast) + 1,
                 "one name per PointwiseCode");
   return kNames[static_cast<int>(code)];
 }
 
+// Whether the instruction's alpha and beta mean anything (activations that read them).
 bool has_parameters(PointwiseCode code) {
+#define TO_PARAMETERS_(Kind, name, alpha, beta, parameters) \
+  case PointwiseCode::k##Kind: return parameters;
   switch (code) {
-    case PointwiseCode::kLeakyRelu:
-    case PointwiseCode::kSoftplus:
-    case PointwiseCode::kClip:
-    case PointwiseCode::kHardSigmoid:
-    case PointwiseCode::kHardSwish: return true;
+    TENSORACLE_ACTIVATION_KINDS(TO_PARAMETERS_)
     default: return false;
   }
+#undef TO_PARAMETERS_
 }
 
 }  // namespace
-
-bool is_pointwise(OpKind kind) {
-  return kind == OpKind::kElementwise || kind == OpKind::kUnary || kind == OpKind::kActivation ||
-         kind == OpKind::kCast || kind == OpKind::kSelect;
-}
 
 std::string PointwiseProgram::to_string() const {
   std::string out;
@@ -80,13 +65,12 @@ Result<int> append_pointwise_node(PointwiseProgram& program, const Node& node, i
   const AttributeMap& attrs = node.attributes;
   int arity = 1;
   if (node.kind == OpKind::kElementwise) {
-    instr.code = offset_code(PointwiseCode::kAdd, static_cast<int>(graph::get_enum(attrs, "op", ElementwiseOp::kAdd)));
+    instr.code = pointwise_code(graph::get_enum(attrs, "op", ElementwiseOp::kAdd));
     arity = 2;
   } else if (node.kind == OpKind::kUnary) {
-    instr.code = offset_code(PointwiseCode::kExp, static_cast<int>(graph::get_enum(attrs, "op", UnaryOp::kExp)));
+    instr.code = pointwise_code(graph::get_enum(attrs, "op", UnaryOp::kExp));
   } else if (node.kind == OpKind::kActivation) {
-    instr.code =
-        offset_code(PointwiseCode::kRelu, static_cast<int>(graph::get_enum(attrs, "kind", ActivationKind::kRelu)));
+    instr.code = pointwise_code(graph::get_enum(attrs, "kind", ActivationKind::kRelu));
     // Network::activation stores every default explicitly; absent keys read as 0, exactly as the
     // CPU kernel reads them.
     instr.alpha = graph::get_float(attrs, "alpha");

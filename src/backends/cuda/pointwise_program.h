@@ -22,16 +22,41 @@
 
 namespace tensoracle::backends::cuda {
 
+// One code per pointwise operation, expanded from the op tables (layers.h): every ElementwiseOp,
+// UnaryOp and ActivationKind has the code of its own name, so none can be left out or mapped to
+// another's. The device evaluates codes per element (kernels/pointwise_kernel.cu), so they stay
+// compile-time constants of one small enum.
 enum class PointwiseCode : uint8_t {
-  // binary: a op b (ElementwiseOp order)
-  kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kLessEqual, kGreaterEqual, kAnd, kOr,
-  // unary: op(a) (UnaryOp order)
-  kExp, kLog, kSqrt, kRsqrt, kRecip, kAbs, kNeg, kSin, kCos, kErf, kFloor, kCeil, kRound,
-  // activation(a; alpha, beta) (ActivationKind order)
-  kRelu, kLeakyRelu, kSigmoid, kTanh, kGeluErf, kGeluTanh, kSilu, kSoftplus, kClip, kHardSigmoid, kHardSwish,
+#define TO_POINTWISE_CODE_(Op, ...) k##Op,
+  TENSORACLE_ELEMENTWISE_OPS(TO_POINTWISE_CODE_)  // a op b
+  TENSORACLE_UNARY_OPS(TO_POINTWISE_CODE_)        // op(a)
+  TENSORACLE_ACTIVATION_KINDS(TO_POINTWISE_CODE_) // kind(a; alpha, beta)
+#undef TO_POINTWISE_CODE_
   kSelect,  // a != 0 ? b : c
   kCast,    // a, rounded to `type`
 };
+
+#define TO_POINTWISE_CODE_CASE_(Enum, Op) \
+  case Enum::k##Op: return PointwiseCode::k##Op;
+constexpr PointwiseCode pointwise_code(ElementwiseOp op) {
+#define TO_CASE_(Op, ...) TO_POINTWISE_CODE_CASE_(ElementwiseOp, Op)
+  switch (op) { TENSORACLE_ELEMENTWISE_OPS(TO_CASE_) }
+#undef TO_CASE_
+  return PointwiseCode::kCast;
+}
+constexpr PointwiseCode pointwise_code(UnaryOp op) {
+#define TO_CASE_(Op, ...) TO_POINTWISE_CODE_CASE_(UnaryOp, Op)
+  switch (op) { TENSORACLE_UNARY_OPS(TO_CASE_) }
+#undef TO_CASE_
+  return PointwiseCode::kCast;
+}
+constexpr PointwiseCode pointwise_code(ActivationKind kind) {
+#define TO_CASE_(Op, ...) TO_POINTWISE_CODE_CASE_(ActivationKind, Op)
+  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_CASE_) }
+#undef TO_CASE_
+  return PointwiseCode::kCast;
+}
+#undef TO_POINTWISE_CODE_CASE_
 
 struct PointwiseInstr {
   PointwiseCode code = PointwiseCode::kCast;
@@ -51,9 +76,6 @@ struct PointwiseProgram {
   // "add(r0, r1):fp16 -> relu(r2):fp16", for plans and logs.
   std::string to_string() const;
 };
-
-// Layers a program can hold.
-bool is_pointwise(OpKind kind);
 
 // Appends the computation of pointwise `node` (whose concrete output type is `output`) reading
 // `operands` (one register per node input, in order) and returns the result's register.

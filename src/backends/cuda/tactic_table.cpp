@@ -1,5 +1,11 @@
-// The table of tactic families: every group registers itself here, once.
+// The table of tactic families, built from op_families.h.
+#include "backends/cuda/attention/attention_families.h"
+#include "backends/cuda/cublaslt/cublaslt_families.h"
 #include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/cudnn/conv_families.h"
+#include "backends/cuda/kernels/data_movement_families.h"
+#include "backends/cuda/kernels/pointwise_families.h"
+#include "backends/cuda/op_families.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -21,11 +27,9 @@ const TacticFamily* FamilyTable::find(const std::string& name) const {
 const FamilyTable& tactic_families() {
   static const FamilyTable table = [] {
     FamilyTable t;
-    add_cublaslt_families(t);
-    add_cudnn_conv_families(t);
-    add_attention_families(t);
-    add_pointwise_families(t);
-    add_data_movement_families(t);
+#define TO_ADD_FAMILY_(Kind, factory) t.add(OpKind::k##Kind, factory);
+    TENSORACLE_CUDA_FAMILIES(TO_ADD_FAMILY_)
+#undef TO_ADD_FAMILY_
     return t;
   }();
   return table;

@@ -8,17 +8,8 @@ namespace tensoracle {
 Tensor Network::activation(Tensor input, const ActivationAttributes& attrs) {
   AttributeMap map{{"kind", std::string(enum_name(attrs.kind))}};
   // Defaults are stored explicitly so the canonical form does not depend on how they were given.
-  double alpha = 0, beta = 0;
-  switch (attrs.kind) {
-    case ActivationKind::kLeakyRelu: alpha = 0.01; break;
-    case ActivationKind::kClip: alpha = 0.0; beta = 6.0; break;
-    case ActivationKind::kHardSigmoid:
-    case ActivationKind::kHardSwish: alpha = 1.0 / 6.0; beta = 0.5; break;
-    case ActivationKind::kSoftplus: alpha = 1.0; break;
-    default: break;
-  }
-  map["alpha"] = attrs.alpha.value_or(alpha);
-  map["beta"] = attrs.beta.value_or(beta);
+  map["alpha"] = attrs.alpha.value_or(default_alpha(attrs.kind));
+  map["beta"] = attrs.beta.value_or(default_beta(attrs.kind));
   return Impl::single(impl_->layer(*this, OpKind::kActivation, {input}, {}, std::move(map), attrs.name));
 }
 

@@ -19,8 +19,8 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
   auto op = parse_enum<ElementwiseOp>(op_name);
   if (!op) return ctx.error("unknown op '{}'", op_name);
   const DataType type = ctx.in(0).dtype;
-  const bool logical = *op == ElementwiseOp::kAnd || *op == ElementwiseOp::kOr;
-  const bool comparison = *op >= ElementwiseOp::kEqual && *op <= ElementwiseOp::kGreaterEqual;
+  const bool logical = elementwise_class(*op) == ElementwiseClass::kLogical;
+  const bool comparison = elementwise_class(*op) == ElementwiseClass::kComparison;
   if (logical && type != DataType::kBool) return ctx.error("'{}' needs bool operands; {} is not", op_name, ctx.describe(0));
   if (!logical && type == DataType::kBool && !(*op == ElementwiseOp::kEqual))
     return ctx.error("'{}' does not accept bool operands ({})", op_name, ctx.describe(0));

@@ -15,7 +15,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
   const std::string op_name = get_string(ctx.attrs, "op");
   auto op = parse_enum<UnaryOp>(op_name);
   if (!op) return ctx.error("unknown op '{}'", op_name);
-  if (*op == UnaryOp::kAbs || *op == UnaryOp::kNeg) {
+  if (unary_takes_signed_integers(*op)) {
     TO_RETURN_IF_ERROR(ctx.require_type(0, {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
                                             DataType::kInt8, DataType::kInt32, DataType::kInt64},
                                         "input"));

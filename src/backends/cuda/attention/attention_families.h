@@ -1,4 +1,5 @@
-// The two tactic families for OpKind::kAttention (docs/cuda-attention.md), in preference order:
+// The two tactic families for OpKind::kAttention (docs/cuda-attention.md), in preference order
+// (op_families.h registers them):
 //
 // - "cudnn.sdpa": cuDNN's fused flash attention (cudnn-frontend graph API). fp16/bf16, head dims
 //   multiples of 8, an additive mask or none, causal; q, k, v sharing their batch dims except

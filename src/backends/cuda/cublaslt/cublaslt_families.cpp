@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "backends/cuda/cublaslt/cublaslt_families.h"
 #include "backends/cuda/cublaslt/lt_gemm.h"
 #include "backends/cuda/cublaslt/matmul_plan.h"
 #include "backends/cuda/cuda_check.h"
@@ -181,6 +182,6 @@ class MatmulFamily final : public TacticFamily {
 
 }  // namespace
 
-void add_cublaslt_families(FamilyTable& table) { table.add(OpKind::kMatMul, std::make_shared<MatmulFamily>()); }
+std::shared_ptr<const TacticFamily> make_cublaslt_matmul_family() { return std::make_shared<MatmulFamily>(); }
 
 }  // namespace tensoracle::backends::cuda

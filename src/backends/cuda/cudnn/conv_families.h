@@ -1,4 +1,4 @@
-// The convolution tactic families (registered by add_cudnn_conv_families, in preference order):
+// The convolution tactic families (registered in op_families.h, in preference order):
 //
 // - "cudnn.conv" (kConvolution) and "cudnn.deconv" (kDeconvolution): cuDNN graphs
 //   (cudnn_conv_graph.h). Candidates are the engine configurations that build for the step,

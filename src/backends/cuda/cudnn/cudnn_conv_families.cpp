@@ -1,5 +1,4 @@
-// Families "cudnn.conv" and "cudnn.deconv" (conv_families.h) and the registration of every
-// convolution family.
+// Families "cudnn.conv" and "cudnn.deconv" (conv_families.h).
 #include <cudnn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -378,12 +377,5 @@ class CudnnConvFamily final : public TacticFamily {
 }  // namespace
 
 std::shared_ptr<const TacticFamily> make_cudnn_conv_family(OpKind kind) { return std::make_shared<CudnnConvFamily>(kind); }
-
-void add_cudnn_conv_families(FamilyTable& table) {
-  for (OpKind kind : {OpKind::kConvolution, OpKind::kDeconvolution}) {
-    table.add(kind, make_cudnn_conv_family(kind));
-    table.add(kind, make_direct_conv_family());
-  }
-}
 
 }  // namespace tensoracle::backends::cuda

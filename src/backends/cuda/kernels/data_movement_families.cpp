@@ -62,17 +62,4 @@ Status DataMovementFamily::check_plain_step(const StepInstance& step, bool allow
   return Status::ok();
 }
 
-void add_data_movement_families(FamilyTable& table) {
-  table.add(OpKind::kReshape, make_reshape_family());
-  table.add(OpKind::kTranspose, make_transpose_family());
-  table.add(OpKind::kConcat, make_concat_family());
-  table.add(OpKind::kSlice, make_slice_family());
-  table.add(OpKind::kPad, make_pad_family());
-  table.add(OpKind::kGather, make_gather_family());
-  table.add(OpKind::kTopK, make_top_k_family());
-  table.add(OpKind::kResize, make_resize_family());
-  table.add(OpKind::kGridSample, make_grid_sample_family());
-  table.add(OpKind::kPooling, make_pooling_family());
-}
-
 }  // namespace tensoracle::backends::cuda

@@ -1,6 +1,6 @@
 // Shared pieces of the data-movement tactic families (reshape, transpose, concat, slice, pad,
 // gather, top-k, resize, grid sample, pooling): one file per family, each made by a factory
-// below and registered by add_data_movement_families.
+// below and registered in op_families.h.
 //
 // A family offers one tactic, or a few named variants of it ("kernel.transpose#tiled"); the
 // variant is the tactic's recorded choice, so replay rebuilds exactly the timed candidate.

@@ -12,6 +12,12 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
+// The kernel's fill modes are PadMode's values (pad.h), so a mode converts by value.
+#define TO_SAME_FILL_(Mode, name) \
+  static_assert(static_cast<int>(PadFill::k##Mode) == static_cast<int>(PadMode::k##Mode), "PadFill follows PadMode");
+TENSORACLE_PAD_MODES(TO_SAME_FILL_)
+#undef TO_SAME_FILL_
+
 // The constant as the reference stores it: rounded to the output type by the CPU executor's rule,
 // then encoded in that type's bytes.
 uint64_t encode_value(double value, DataType type) {

@@ -81,19 +81,4 @@ Status KernelFamily::check_layer(const StepInstance& step, bool allow_nhwc, bool
   return Status::ok();
 }
 
-void add_pointwise_families(FamilyTable& table) {
-  const auto pointwise = make_pointwise_family();
-  for (OpKind kind : {OpKind::kElementwise, OpKind::kUnary, OpKind::kActivation, OpKind::kCast, OpKind::kSelect})
-    table.add(kind, pointwise);
-  table.add(OpKind::kSoftmax, make_softmax_family());
-  table.add(OpKind::kReduce, make_reduce_family());
-  table.add(OpKind::kLayerNorm, make_layer_norm_family());
-  table.add(OpKind::kRmsNorm, make_rms_norm_family());
-  table.add(OpKind::kGroupNorm, make_group_norm_family());
-  table.add(OpKind::kInstanceNorm, make_instance_norm_family());
-  table.add(OpKind::kBatchNorm, make_batch_norm_family());
-  table.add(OpKind::kQuantize, make_quantize_family());
-  table.add(OpKind::kDequantize, make_dequantize_family());
-}
-
 }  // namespace tensoracle::backends::cuda

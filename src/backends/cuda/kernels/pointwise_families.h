@@ -1,5 +1,5 @@
 // The own-kernel families for computing layers: pointwise chains, softmax, reduce, the norms and
-// Q/DQ. Each family is one file made by a factory below; add_pointwise_families registers them.
+// Q/DQ. Each family is one file made by a factory below; op_families.h registers them.
 //
 // A family offers one tactic or a few named variants of it ("kernel.softmax#block512"); the
 // variant is the recorded choice, so replay rebuilds exactly the timed candidate. Tactics do
