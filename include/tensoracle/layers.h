@@ -7,10 +7,13 @@
 // layer and attribute are written down in docs/ops.md.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "tensoracle/types.h"
@@ -160,228 +163,385 @@ std::string_view enum_name(GridSamplePadding v);
 // Parses a name produced by enum_name. `parse_enum<ElementwiseOp>("add")`.
 template <typename E>
 std::optional<E> parse_enum(std::string_view name);
+// Every name of an enumeration, in declaration order (enum_names<PadMode>()[1] == "reflect").
+template <typename E>
+const std::vector<std::string_view>& enum_names();
 
 // ---- attribute structs ----
+// One struct per op kind (the op table names it). Every struct lists its fields once, as
+// X(Type, field, default): that declares the member `field` with its default and the chained
+// setter `set_<field>`, and `visit_fields(visitor)` calls `visitor("field", &Struct::field)` for
+// each field in order. The list is what converts a struct to and from its AttributeMap (the
+// serialized form: canonical form, dumps, network_from_json, Network::add_layer), and what
+// bindings and importers use to set and read fields by name, so a field cannot exist outside
+// it. A struct's defaults are the op's defaults: nothing else in the library restates them.
 template <typename Derived>
 struct LayerAttributes {
-  std::string name;  // empty: a generated "<kind>_<n>"
+  using Self = Derived;
+  std::string name;  // empty: a generated "<kind>_<n>"; not an attribute (no field)
   Derived& set_name(std::string value) {
     name = std::move(value);
     return static_cast<Derived&>(*this);
   }
 };
 
-// A field with its setter (TO_ATTR_DEFAULT_: with a default value).
-#define TO_ATTR_(Type, field, setter) \
-  Type field{};                       \
-  auto& setter(Type value_) {         \
-    field = std::move(value_);        \
-    return *this;                     \
+#define TO_FIELD_MEMBER_(Type, field, default_value) \
+  Type field = default_value;                        \
+  auto& set_##field(Type value_) {                   \
+    field = std::move(value_);                       \
+    return *this;                                    \
   }
-#define TO_ATTR_DEFAULT_(Type, field, setter, default_value) \
-  Type field = default_value;                                \
-  auto& setter(Type value_) {                                \
-    field = std::move(value_);                               \
-    return *this;                                            \
+#define TO_FIELD_VISIT_(Type, field, default_value) visitor(#field, &Self::field);
+#define TO_FIELDS_(LIST)                             \
+  LIST(TO_FIELD_MEMBER_)                             \
+  template <typename Visitor>                        \
+  static void visit_fields(Visitor&& visitor) {      \
+    LIST(TO_FIELD_VISIT_)                            \
   }
+#define TO_NO_FIELDS_                                \
+  template <typename Visitor>                        \
+  static void visit_fields(Visitor&&) {}
+
+// `v` for each of n dims; an empty `v` means `fill` for every dim.
+inline std::vector<int64_t> per_dim(const std::vector<int64_t>& v, size_t n, int64_t fill) {
+  return v.empty() ? std::vector<int64_t>(n, fill) : v;
+}
 
 // A constant's element type and shape (Network::add_constant takes them from its array).
 struct ConstantAttributes : LayerAttributes<ConstantAttributes> {
-  TO_ATTR_DEFAULT_(DataType, dtype, set_dtype, DataType::kFloat32)
-  TO_ATTR_(Dims, shape, set_shape)
+#define TO_LIST_(X)                              \
+  X(DataType, dtype, DataType::kFloat32)         \
+  X(Dims, shape, {})
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
 // Convolution over the trailing 1, 2 or 3 spatial dims of an [N, C, spatial...] input with a
 // [K, C/groups, kernel...] weight and an optional [K] bias. Empty vectors mean the defaults
 // (stride 1, dilation 1, padding 0) for every spatial dim.
 struct ConvolutionAttributes : LayerAttributes<ConvolutionAttributes> {
-  TO_ATTR_(std::vector<int64_t>, stride, set_stride)
-  TO_ATTR_(std::vector<int64_t>, dilation, set_dilation)
-  TO_ATTR_(std::vector<int64_t>, pre_padding, set_pre_padding)
-  TO_ATTR_(std::vector<int64_t>, post_padding, set_post_padding)
-  TO_ATTR_DEFAULT_(int64_t, groups, set_groups, 1)
+#define TO_LIST_(X)                              \
+  X(std::vector<int64_t>, stride, {})            \
+  X(std::vector<int64_t>, dilation, {})          \
+  X(std::vector<int64_t>, pre_padding, {})       \
+  X(std::vector<int64_t>, post_padding, {})      \
+  X(int64_t, groups, 1)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
   // Symmetric padding: sets both pre and post padding.
   ConvolutionAttributes& set_padding(std::vector<int64_t> value) {
     pre_padding = value;
     post_padding = std::move(value);
     return *this;
   }
+  // The values for n spatial dims, defaults expanded.
+  std::vector<int64_t> strides(size_t n) const { return per_dim(stride, n, 1); }
+  std::vector<int64_t> dilations(size_t n) const { return per_dim(dilation, n, 1); }
+  std::vector<int64_t> pre_paddings(size_t n) const { return per_dim(pre_padding, n, 0); }
+  std::vector<int64_t> post_paddings(size_t n) const { return per_dim(post_padding, n, 0); }
 };
 
 // Transposed 2D convolution (PyTorch ConvTranspose2d): [N, C, H, W] input, [C, K/groups, kh, kw]
 // weight, optional [K] bias. Output size = (in-1)*stride - pre - post + dilation*(k-1) + 1 +
-// output_padding.
+// output_padding. Empty vectors mean the defaults (stride and dilation 1, paddings 0).
 struct DeconvolutionAttributes : LayerAttributes<DeconvolutionAttributes> {
-  TO_ATTR_(std::vector<int64_t>, stride, set_stride)
-  TO_ATTR_(std::vector<int64_t>, dilation, set_dilation)
-  TO_ATTR_(std::vector<int64_t>, pre_padding, set_pre_padding)
-  TO_ATTR_(std::vector<int64_t>, post_padding, set_post_padding)
-  TO_ATTR_(std::vector<int64_t>, output_padding, set_output_padding)
-  TO_ATTR_DEFAULT_(int64_t, groups, set_groups, 1)
+#define TO_LIST_(X)                              \
+  X(std::vector<int64_t>, stride, {})            \
+  X(std::vector<int64_t>, dilation, {})          \
+  X(std::vector<int64_t>, pre_padding, {})       \
+  X(std::vector<int64_t>, post_padding, {})      \
+  X(std::vector<int64_t>, output_padding, {})    \
+  X(int64_t, groups, 1)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
   DeconvolutionAttributes& set_padding(std::vector<int64_t> value) {
     pre_padding = value;
     post_padding = std::move(value);
     return *this;
   }
+  std::vector<int64_t> strides(size_t n) const { return per_dim(stride, n, 1); }
+  std::vector<int64_t> dilations(size_t n) const { return per_dim(dilation, n, 1); }
+  std::vector<int64_t> pre_paddings(size_t n) const { return per_dim(pre_padding, n, 0); }
+  std::vector<int64_t> post_paddings(size_t n) const { return per_dim(post_padding, n, 0); }
+  std::vector<int64_t> output_paddings(size_t n) const { return per_dim(output_padding, n, 0); }
 };
 
 // Matrix product with numpy.matmul semantics (rank-1 operands, broadcast batch dims), after
 // optionally transposing the last two dims of either operand.
 struct MatMulAttributes : LayerAttributes<MatMulAttributes> {
-  TO_ATTR_DEFAULT_(bool, transpose_a, set_transpose_a, false)
-  TO_ATTR_DEFAULT_(bool, transpose_b, set_transpose_b, false)
+#define TO_LIST_(X)                              \
+  X(bool, transpose_a, false)                    \
+  X(bool, transpose_b, false)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
 struct ElementwiseAttributes : LayerAttributes<ElementwiseAttributes> {
-  TO_ATTR_DEFAULT_(ElementwiseOp, op, set_op, ElementwiseOp::kAdd)
+#define TO_LIST_(X) X(ElementwiseOp, op, ElementwiseOp::kAdd)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
 struct UnaryAttributes : LayerAttributes<UnaryAttributes> {
-  TO_ATTR_DEFAULT_(UnaryOp, op, set_op, UnaryOp::kExp)
+#define TO_LIST_(X) X(UnaryOp, op, UnaryOp::kExp)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
 // alpha/beta: leaky relu slope (alpha, default 0.01); clip bounds [alpha, beta] (default 0, 6);
 // hard sigmoid clip(alpha*x + beta, 0, 1) and hard swish x * that (default 1/6, 1/2, PyTorch's);
-// softplus
-// log(1 + exp(alpha*x)) / alpha (default 1). Unused otherwise.
+// softplus log(1 + exp(alpha*x)) / alpha (default 1). Unused otherwise. The defaults by kind are
+// the activation table's (TENSORACLE_ACTIVATION_KINDS); a defined layer stores them explicitly,
+// so "default" and "explicitly the default value" are the same layer.
 struct ActivationAttributes : LayerAttributes<ActivationAttributes> {
-  TO_ATTR_DEFAULT_(ActivationKind, kind, set_kind, ActivationKind::kRelu)
-  TO_ATTR_(std::optional<double>, alpha, set_alpha)
-  TO_ATTR_(std::optional<double>, beta, set_beta)
+#define TO_LIST_(X)                              \
+  X(ActivationKind, kind, ActivationKind::kRelu) \
+  X(std::optional<double>, alpha, std::nullopt)  \
+  X(std::optional<double>, beta, std::nullopt)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
+  double alpha_value() const { return alpha ? *alpha : default_alpha(kind); }
+  double beta_value() const { return beta ? *beta : default_beta(kind); }
 };
 
 struct SoftmaxAttributes : LayerAttributes<SoftmaxAttributes> {
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, -1)
+#define TO_LIST_(X) X(int64_t, axis, -1)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
 // Reduces over `axes` (negative counts from the end; empty = every axis).
 struct ReduceAttributes : LayerAttributes<ReduceAttributes> {
-  TO_ATTR_DEFAULT_(ReduceOp, op, set_op, ReduceOp::kSum)
-  TO_ATTR_(std::vector<int64_t>, axes, set_axes)
-  TO_ATTR_DEFAULT_(bool, keep_dims, set_keep_dims, false)
+#define TO_LIST_(X)                              \
+  X(ReduceOp, op, ReduceOp::kSum)                \
+  X(std::vector<int64_t>, axes, {})              \
+  X(bool, keep_dims, false)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
 // Layer norm / RMS norm over the dims [axis, rank): scale and bias have those trailing dims.
 struct LayerNormAttributes : LayerAttributes<LayerNormAttributes> {
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, -1)
-  TO_ATTR_DEFAULT_(double, epsilon, set_epsilon, 1e-5)
+#define TO_LIST_(X)                              \
+  X(int64_t, axis, -1)                           \
+  X(double, epsilon, 1e-5)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 struct RmsNormAttributes : LayerAttributes<RmsNormAttributes> {
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, -1)
-  TO_ATTR_DEFAULT_(double, epsilon, set_epsilon, 1e-6)
+#define TO_LIST_(X)                              \
+  X(int64_t, axis, -1)                           \
+  X(double, epsilon, 1e-6)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 // Group norm over [N, C, spatial...]: C split into `groups`; per-channel [C] scale and bias.
 struct GroupNormAttributes : LayerAttributes<GroupNormAttributes> {
-  TO_ATTR_DEFAULT_(int64_t, groups, set_groups, 1)
-  TO_ATTR_DEFAULT_(double, epsilon, set_epsilon, 1e-5)
+#define TO_LIST_(X)                              \
+  X(int64_t, groups, 1)                          \
+  X(double, epsilon, 1e-5)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 struct InstanceNormAttributes : LayerAttributes<InstanceNormAttributes> {
-  TO_ATTR_DEFAULT_(double, epsilon, set_epsilon, 1e-5)
+#define TO_LIST_(X) X(double, epsilon, 1e-5)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 // Inference batch norm on [N, C, ...] with per-channel scale, bias, running mean and variance.
 struct BatchNormAttributes : LayerAttributes<BatchNormAttributes> {
-  TO_ATTR_DEFAULT_(double, epsilon, set_epsilon, 1e-5)
+#define TO_LIST_(X) X(double, epsilon, 1e-5)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
 // Pooling over the trailing window.size() dims (1, 2 or 3). `global`: the window is the whole
 // spatial extent of an [N, C, spatial...] input (window, stride and padding must be empty).
+// An empty stride is the window (a defined layer stores it so); empty paddings are 0.
 struct PoolingAttributes : LayerAttributes<PoolingAttributes> {
-  TO_ATTR_DEFAULT_(PoolingKind, kind, set_kind, PoolingKind::kMax)
-  TO_ATTR_(std::vector<int64_t>, window, set_window)
-  TO_ATTR_(std::vector<int64_t>, stride, set_stride)  // empty: = window
-  TO_ATTR_(std::vector<int64_t>, pre_padding, set_pre_padding)
-  TO_ATTR_(std::vector<int64_t>, post_padding, set_post_padding)
-  TO_ATTR_DEFAULT_(bool, count_include_pad, set_count_include_pad, true)
-  TO_ATTR_DEFAULT_(bool, ceil_mode, set_ceil_mode, false)
-  TO_ATTR_DEFAULT_(bool, global, set_global, false)
+#define TO_LIST_(X)                              \
+  X(PoolingKind, kind, PoolingKind::kMax)        \
+  X(std::vector<int64_t>, window, {})            \
+  X(std::vector<int64_t>, stride, {})            \
+  X(std::vector<int64_t>, pre_padding, {})       \
+  X(std::vector<int64_t>, post_padding, {})      \
+  X(bool, count_include_pad, true)               \
+  X(bool, ceil_mode, false)                      \
+  X(bool, global, false)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
   PoolingAttributes& set_padding(std::vector<int64_t> value) {
     pre_padding = value;
     post_padding = std::move(value);
     return *this;
   }
+  std::vector<int64_t> strides(size_t n) const { return stride.empty() ? per_dim(window, n, 1) : stride; }
+  std::vector<int64_t> pre_paddings(size_t n) const { return per_dim(pre_padding, n, 0); }
+  std::vector<int64_t> post_paddings(size_t n) const { return per_dim(post_padding, n, 0); }
 };
 
 // Resizes the trailing spatial dims of [N, C, spatial...] to `output_size`, or by `scales`
 // (output = floor(in * scale); the coordinate mapping then uses 1/scale, as PyTorch does).
 struct ResizeAttributes : LayerAttributes<ResizeAttributes> {
-  TO_ATTR_DEFAULT_(ResizeMode, mode, set_mode, ResizeMode::kNearest)
-  TO_ATTR_DEFAULT_(ResizeCoordinates, coordinates, set_coordinates, ResizeCoordinates::kAsymmetric)
-  TO_ATTR_(std::vector<int64_t>, output_size, set_output_size)
-  TO_ATTR_(std::vector<double>, scales, set_scales)
+#define TO_LIST_(X)                                                    \
+  X(ResizeMode, mode, ResizeMode::kNearest)                            \
+  X(ResizeCoordinates, coordinates, ResizeCoordinates::kAsymmetric)    \
+  X(std::vector<int64_t>, output_size, {})                             \
+  X(std::vector<double>, scales, {})
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
+  // The number of resized trailing dims.
+  size_t spatial_rank() const { return scales.empty() ? output_size.size() : scales.size(); }
 };
 
 // New shape: 0 copies the input dim at that index, one -1 is inferred from the element count.
 struct ReshapeAttributes : LayerAttributes<ReshapeAttributes> {
-  TO_ATTR_(std::vector<int64_t>, shape, set_shape)
+#define TO_LIST_(X) X(std::vector<int64_t>, shape, {})
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 // output dim i = input dim perm[i].
 struct TransposeAttributes : LayerAttributes<TransposeAttributes> {
-  TO_ATTR_(std::vector<int64_t>, perm, set_perm)
+#define TO_LIST_(X) X(std::vector<int64_t>, perm, {})
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 struct ConcatAttributes : LayerAttributes<ConcatAttributes> {
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, 0)
+#define TO_LIST_(X) X(int64_t, axis, 0)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 // Per dim: output[i] = input[start + i*stride] for i < size. stride may be negative; every
 // index read must lie inside the input.
 struct SliceAttributes : LayerAttributes<SliceAttributes> {
-  TO_ATTR_(std::vector<int64_t>, start, set_start)
-  TO_ATTR_(std::vector<int64_t>, size, set_size)
-  TO_ATTR_(std::vector<int64_t>, stride, set_stride)  // empty: all 1
+#define TO_LIST_(X)                              \
+  X(std::vector<int64_t>, start, {})             \
+  X(std::vector<int64_t>, size, {})              \
+  X(std::vector<int64_t>, stride, {}) /* empty: all 1 */
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
+  std::vector<int64_t> strides(size_t rank) const { return per_dim(stride, rank, 1); }
 };
 // pre/post per dim (leading dims may be omitted: the vectors cover the trailing dims).
 struct PadAttributes : LayerAttributes<PadAttributes> {
-  TO_ATTR_(std::vector<int64_t>, pre, set_pre)
-  TO_ATTR_(std::vector<int64_t>, post, set_post)
-  TO_ATTR_DEFAULT_(PadMode, mode, set_mode, PadMode::kConstant)
-  TO_ATTR_DEFAULT_(double, value, set_value, 0.0)
+#define TO_LIST_(X)                              \
+  X(std::vector<int64_t>, pre, {})               \
+  X(std::vector<int64_t>, post, {})              \
+  X(PadMode, mode, PadMode::kConstant)           \
+  X(double, value, 0.0)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 struct GatherAttributes : LayerAttributes<GatherAttributes> {
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, 0)
+#define TO_LIST_(X) X(int64_t, axis, 0)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 struct GridSampleAttributes : LayerAttributes<GridSampleAttributes> {
-  TO_ATTR_DEFAULT_(GridSampleMode, mode, set_mode, GridSampleMode::kBilinear)
-  TO_ATTR_DEFAULT_(GridSamplePadding, padding, set_padding, GridSamplePadding::kZeros)
-  TO_ATTR_DEFAULT_(bool, align_corners, set_align_corners, false)
+#define TO_LIST_(X)                                          \
+  X(GridSampleMode, mode, GridSampleMode::kBilinear)         \
+  X(GridSamplePadding, padding, GridSamplePadding::kZeros)   \
+  X(bool, align_corners, false)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
-struct SelectAttributes : LayerAttributes<SelectAttributes> {};
+struct SelectAttributes : LayerAttributes<SelectAttributes> {
+  TO_NO_FIELDS_
+};
 // The k largest (or smallest) along `axis`, sorted; ties keep the lower index first.
 // Outputs: values and int64 indices.
 struct TopKAttributes : LayerAttributes<TopKAttributes> {
-  TO_ATTR_DEFAULT_(int64_t, k, set_k, 1)
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, -1)
-  TO_ATTR_DEFAULT_(bool, largest, set_largest, true)
+#define TO_LIST_(X)                              \
+  X(int64_t, k, 1)                               \
+  X(int64_t, axis, -1)                           \
+  X(bool, largest, true)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 // softmax(q k^T * scale + mask) v over [..., L, D] operands. scale defaults to 1/sqrt(D).
 // causal: query i attends to keys j <= i (top-left aligned, PyTorch is_causal).
 struct AttentionAttributes : LayerAttributes<AttentionAttributes> {
-  TO_ATTR_DEFAULT_(bool, causal, set_causal, false)
-  TO_ATTR_(std::optional<double>, scale, set_scale)
+#define TO_LIST_(X)                              \
+  X(bool, causal, false)                         \
+  X(std::optional<double>, scale, std::nullopt)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
+  double scale_for(int64_t head_dim) const {
+    return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+  }
 };
 // Quantize: q = saturate(round_half_even(x / scale)) into `output_type` (int8 or fp8e4m3).
 // Per-tensor scale (a scalar or [1] tensor) or per-channel ([C] tensor along `axis`).
 struct QuantizeAttributes : LayerAttributes<QuantizeAttributes> {
-  TO_ATTR_DEFAULT_(DataType, output_type, set_output_type, DataType::kInt8)
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, 1)
+#define TO_LIST_(X)                              \
+  X(DataType, output_type, DataType::kInt8)      \
+  X(int64_t, axis, 1)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 // Dequantize: y = q * scale, rounded to `output_type` (fp32, fp16 or bf16).
 struct DequantizeAttributes : LayerAttributes<DequantizeAttributes> {
-  TO_ATTR_DEFAULT_(DataType, output_type, set_output_type, DataType::kFloat32)
-  TO_ATTR_DEFAULT_(int64_t, axis, set_axis, 1)
+#define TO_LIST_(X)                              \
+  X(DataType, output_type, DataType::kFloat32)   \
+  X(int64_t, axis, 1)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 struct CastAttributes : LayerAttributes<CastAttributes> {
-  TO_ATTR_DEFAULT_(DataType, output_type, set_output_type, DataType::kFloat32)
+#define TO_LIST_(X) X(DataType, output_type, DataType::kFloat32)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 // A plugin node: the plugin layer (plugin.h) supplies its implementation. Until a plugin is
 // resolved the node carries its declared outputs; `params` is the plugin's serialized parameters.
+// (Serialized, the output shapes are the keys output_ranks and output_dims.)
 struct PluginAttributes : LayerAttributes<PluginAttributes> {
-  TO_ATTR_(std::string, plugin, set_plugin)
-  TO_ATTR_(std::string, version, set_version)
-  TO_ATTR_(std::string, params, set_params)
-  TO_ATTR_(std::vector<DataType>, output_types, set_output_types)
-  TO_ATTR_(std::vector<Dims>, output_shapes, set_output_shapes)
+#define TO_LIST_(X)                              \
+  X(std::string, plugin, {})                     \
+  X(std::string, version, {})                    \
+  X(std::string, params, {})                     \
+  X(std::vector<DataType>, output_types, {})     \
+  X(std::vector<Dims>, output_shapes, {})
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
 };
 
-#undef TO_ATTR_
-#undef TO_ATTR_DEFAULT_
+#undef TO_NO_FIELDS_
+#undef TO_FIELDS_
+#undef TO_FIELD_VISIT_
+#undef TO_FIELD_MEMBER_
+
+// ---- the attributes of any op ----
+namespace internal {
+template <typename Ignored, typename... Attributes>
+using VariantOf = std::variant<Attributes...>;
+}  // namespace internal
+
+// One alternative per op kind, in op-table order: OpAttributes::index() is the OpKind's value.
+#define TO_ATTRIBUTES_ALTERNATIVE_(Kind, name, Attributes, category) , Attributes
+using OpAttributes = internal::VariantOf<void TENSORACLE_OP_KINDS(TO_ATTRIBUTES_ALTERNATIVE_)>;
+#undef TO_ATTRIBUTES_ALTERNATIVE_
+
+// The attribute struct of an op kind, and the op kind of an attribute struct.
+template <OpKind kind>
+using AttributesOf = std::variant_alternative_t<static_cast<size_t>(kind), OpAttributes>;
+template <typename Attributes>
+struct OpKindOf;
+#define TO_OP_KIND_OF_(Kind, name, Attributes, category)                     \
+  template <>                                                                \
+  struct OpKindOf<Attributes> {                                              \
+    static constexpr OpKind value = OpKind::k##Kind;                         \
+  };                                                                         \
+  static_assert(std::is_same_v<AttributesOf<OpKind::k##Kind>, Attributes>, "OpAttributes follows the op table");
+TENSORACLE_OP_KINDS(TO_OP_KIND_OF_)
+#undef TO_OP_KIND_OF_
+template <typename Attributes>
+inline constexpr OpKind op_kind_of = OpKindOf<Attributes>::value;
+
+inline OpKind op_kind_of_attributes(const OpAttributes& attributes) {
+  return static_cast<OpKind>(attributes.index());
+}
+// The struct of `kind` with every field at its default.
+OpAttributes default_attributes(OpKind kind);
 
 }  // namespace tensoracle

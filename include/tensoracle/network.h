@@ -55,13 +55,24 @@ struct TensorDesc {
   std::string to_string() const;  // "fp32[1,3,-1,-1]"
 };
 
-// A generic attribute value. Enumerations are stored by their enum_name, data types by
-// data_type_name, so dumps and the canonical form read naturally.
+// The serialized form of attributes: one AttributeValue per field of the op's attribute struct,
+// keyed by the field's name. Enumerations are stored by their enum_name, data types by
+// data_type_name (a list of them comma-separated), a list of shapes `<p>_shapes` as `<p>_ranks`
+// and `<p>_dims`, and an unset optional field not at all, so dumps and the canonical form read
+// naturally. Nodes hold the struct itself (Node::attributes<T>()); this form is for the
+// canonical form, dumps, network_from_json and the generic add_layer of importers.
 using AttributeValue =
     std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
 // Ordered by key: iteration order is canonical.
 using AttributeMap = std::map<std::string, AttributeValue>;
 std::string attribute_to_string(const AttributeValue& value);
+
+// A struct's serialized form, through its field list.
+AttributeMap to_attribute_map(const OpAttributes& attributes);
+// The struct of `kind` from its serialized form: absent keys keep the struct's defaults; an
+// unknown key, a value of the wrong type or an unknown enumeration name is an error naming the
+// layer, the attribute and the value.
+Result<OpAttributes> attributes_from_map(OpKind kind, const AttributeMap& map, const std::string& layer);
 
 // The bytes of a constant and what keeps them alive (an owned HostArray or a mapped Weights).
 struct ConstantData {
@@ -83,8 +94,17 @@ struct Node {
   std::string name;
   std::vector<Tensor> inputs;  // an invalid Tensor marks an omitted optional input
   std::vector<Tensor> outputs;
-  AttributeMap attributes;
+  // The attribute struct of `kind` (its name is the node's), as the layer's definition stored it.
+  OpAttributes op_attributes;
   std::shared_ptr<const ConstantData> constant;  // kConstant only
+
+  // The attribute struct; nullptr when T is not this node's op's struct.
+  //   if (const auto* conv = node.attributes<ConvolutionAttributes>()) ... conv->groups ...
+  template <typename T>
+  const T* attributes() const {
+    return std::get_if<T>(&op_attributes);
+  }
+  AttributeMap attribute_map() const { return to_attribute_map(op_attributes); }
 };
 
 struct TopKOutputs {
@@ -162,9 +182,13 @@ class Network {
   Tensor gelu(Tensor x) { return activation(x, ActivationAttributes().set_kind(ActivationKind::kGeluErf)); }
   Tensor cast(Tensor x, DataType type) { return cast(x, CastAttributes().set_output_type(type)); }
 
-  // Generic form of every layer method: inputs (invalid = omitted optional input), attributes as
-  // stored in the node. Used by importers and deserializers; returns the outputs, empty on error.
-  std::vector<Tensor> add_layer(OpKind kind, std::vector<Tensor> inputs, AttributeMap attributes,
+  // Generic forms of every layer method: inputs (invalid = omitted optional input) and the
+  // attributes, as a struct (the op kind is the struct's, the layer name its `name`) or in their
+  // serialized form (attributes_from_map's errors become the network's). Used by passes,
+  // importers and deserializers; they return the outputs, empty on error. Constants are added
+  // with add_constant (they need their bytes).
+  std::vector<Tensor> add_layer(std::vector<Tensor> inputs, OpAttributes attributes);
+  std::vector<Tensor> add_layer(OpKind kind, std::vector<Tensor> inputs, const AttributeMap& attributes,
                                 std::string name = "");
 
   // ---- inspection ----

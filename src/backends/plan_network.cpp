@@ -90,7 +90,7 @@ Result<std::vector<TensorDesc>> infer_tensor_descs(const Network& network, const
       desc[node.outputs[0].id] = network.tensor(node.outputs[0]).desc;
       continue;
     }
-    graph::InferContext ctx{node.kind, node.name, node.attributes, {}, {}};
+    graph::InferContext ctx{node.kind, node.name, node.op_attributes, {}, {}};
     for (Tensor t : node.inputs) {
       ctx.inputs.push_back(t.valid() ? &desc[t.id] : nullptr);
       ctx.input_names.push_back(t.valid() ? network.tensor(t).name : std::string());

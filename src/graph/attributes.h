@@ -1,38 +1,33 @@
-// Typed reads of a node's AttributeMap. Layer methods always store every attribute their op
-// reads, so a missing key only happens for hand-built maps (add_layer); inference reports it.
+// Typed reads of a node's attributes for backends and passes: the node's attribute struct and
+// its axes, checked. Definition-time inference has refused bad attributes and axes (ranks never
+// change after definition), so an error here means a network changed behind the graph's back;
+// it is reported, never dereferenced.
+//
+//   TO_ASSIGN_OR_RETURN(const SoftmaxAttributes* a, graph::attributes_of<SoftmaxAttributes>(node));
+//   TO_ASSIGN_OR_RETURN(int64_t axis, graph::axis_of(node, a->axis, shape.rank()));
 #pragma once
 
-#include <optional>
-#include <string>
 #include <vector>
 
-#include "tensoracle/layers.h"
+#include "core/errors.h"
 #include "tensoracle/network.h"
 
 namespace tensoracle::graph {
 
-std::optional<int64_t> find_int(const AttributeMap& attrs, const std::string& key);
-std::optional<double> find_float(const AttributeMap& attrs, const std::string& key);  // ints too
-std::optional<bool> find_bool(const AttributeMap& attrs, const std::string& key);
-const std::string* find_string(const AttributeMap& attrs, const std::string& key);
-const std::vector<int64_t>* find_ints(const AttributeMap& attrs, const std::string& key);
-const std::vector<double>* find_floats(const AttributeMap& attrs, const std::string& key);
+// kInternal naming the layer when the node's op has another attribute struct.
+Status wrong_attributes(const Node& node, OpKind expected);
 
-// Reads with a fallback for absent keys (inference has already checked presence and types).
-int64_t get_int(const AttributeMap& attrs, const std::string& key, int64_t fallback = 0);
-double get_float(const AttributeMap& attrs, const std::string& key, double fallback = 0.0);
-bool get_bool(const AttributeMap& attrs, const std::string& key, bool fallback = false);
-std::string get_string(const AttributeMap& attrs, const std::string& key);
-std::vector<int64_t> get_ints(const AttributeMap& attrs, const std::string& key);
-std::vector<double> get_floats(const AttributeMap& attrs, const std::string& key);
-
-template <typename E>
-E get_enum(const AttributeMap& attrs, const std::string& key, E fallback) {
-  const std::string* s = find_string(attrs, key);
-  if (!s) return fallback;
-  return parse_enum<E>(*s).value_or(fallback);
+template <typename T>
+Result<const T*> attributes_of(const Node& node) {
+  if (const T* a = node.attributes<T>()) return a;
+  return wrong_attributes(node, op_kind_of<T>);
 }
-// A DataType stored by data_type_name.
-DataType get_data_type(const AttributeMap& attrs, const std::string& key, DataType fallback);
+
+// `axis` (negative counts from the end) in [0, rank).
+Result<int64_t> axis_of(const Node& node, int64_t axis, size_t rank);
+
+// The dims a reduce layer reduces, in [0, rank), sorted: its axes, or every dim when they are
+// empty.
+Result<std::vector<int64_t>> reduced_axes(const Node& node, const ReduceAttributes& attrs, size_t rank);
 
 }  // namespace tensoracle::graph

@@ -36,7 +36,7 @@ struct Canonicalizer {
   // The line of a node with its inputs written as `refs` (input signatures or canonical ids).
   std::string node_line(size_t i, const std::vector<std::string>& refs) const {
     const Node& node = net.node(i);
-    std::string line = fmt::format("{}[{}]({})", op_kind_name(node.kind), attributes_text(node.attributes), fmt::join(refs, ", "));
+    std::string line = fmt::format("{}[{}]({})", op_kind_name(node.kind), attributes_text(node.attribute_map()), fmt::join(refs, ", "));
     if (node.constant) line += " sha256=" + node.constant->content_sha256;
     std::vector<std::string> outs;
     for (Tensor t : node.outputs) outs.push_back(net.tensor(t).desc.to_string());

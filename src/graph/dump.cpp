@@ -27,7 +27,7 @@ std::string to_text(const Network& net) {
   for (size_t i = 0; i < net.num_nodes(); ++i) {
     const Node& node = net.node(i);
     std::vector<std::string> attrs, ins, outs;
-    for (const auto& [key, value] : node.attributes) attrs.push_back(key + "=" + attribute_to_string(value));
+    for (const auto& [key, value] : node.attribute_map()) attrs.push_back(key + "=" + attribute_to_string(value));
     for (Tensor t : node.inputs) ins.push_back(t.valid() ? net.tensor(t).name : "-");
     for (Tensor t : node.outputs) outs.push_back(net.tensor(t).name + " : " + net.tensor(t).desc.to_string());
     std::string extra = node.constant && !node.constant->source.empty() ? " from " + node.constant->source : "";
@@ -48,7 +48,7 @@ std::string to_json(const Network& net, int indent) {
     const Node& node = net.node(i);
     nlohmann::json layer{{"name", node.name}, {"kind", std::string(op_kind_name(node.kind))}};
     layer["attributes"] = nlohmann::json::object();
-    for (const auto& [key, value] : node.attributes) layer["attributes"][key] = attribute_json(value);
+    for (const auto& [key, value] : node.attribute_map()) layer["attributes"][key] = attribute_json(value);
     layer["inputs"] = nlohmann::json::array();
     for (Tensor t : node.inputs) layer["inputs"].push_back(t.valid() ? nlohmann::json(net.tensor(t).name) : nlohmann::json());
     layer["outputs"] = nlohmann::json::array();

@@ -111,10 +111,23 @@ bool reads_alpha_beta(ActivationKind kind) {
   return false;
 }
 
-#define TO_ENUM_NAMES_(Type)                                                             \
-  std::string_view enum_name(Type v) { return name_in(k##Type##Names, v); }              \
-  template <>                                                                            \
-  std::optional<Type> parse_enum<Type>(std::string_view name) { return parse_in<Type>(k##Type##Names, name); }
+OpAttributes default_attributes(OpKind kind) {
+#define TO_DEFAULT_CASE_(Kind, name, Attributes, category) \
+  case OpKind::k##Kind: return Attributes{};
+  switch (kind) { TENSORACLE_OP_KINDS(TO_DEFAULT_CASE_) }
+#undef TO_DEFAULT_CASE_
+  return ConstantAttributes{};
+}
+
+#define TO_ENUM_NAMES_(Type)                                                                             \
+  std::string_view enum_name(Type v) { return name_in(k##Type##Names, v); }                              \
+  template <>                                                                                            \
+  std::optional<Type> parse_enum<Type>(std::string_view name) { return parse_in<Type>(k##Type##Names, name); } \
+  template <>                                                                                            \
+  const std::vector<std::string_view>& enum_names<Type>() {                                              \
+    static const std::vector<std::string_view> names(std::begin(k##Type##Names), std::end(k##Type##Names)); \
+    return names;                                                                                        \
+  }
 
 TO_ENUM_NAMES_(ElementwiseOp)
 TO_ENUM_NAMES_(UnaryOp)

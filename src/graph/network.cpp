@@ -107,8 +107,7 @@ Tensor Network::add_constant(const ArrayView& view, std::shared_ptr<const void> 
   data->owner = std::move(owner);
   data->content_sha256 = constant_hash(view);
   data->source = std::move(source);
-  AttributeMap attrs{{"dtype", std::string(data_type_name(view.dtype))}, {"shape", view.shape.values()}};
-  auto outputs = add_layer(OpKind::kConstant, {}, std::move(attrs), std::move(name));
+  auto outputs = impl_->add({}, ConstantAttributes().set_dtype(view.dtype).set_shape(view.shape).set_name(std::move(name)));
   if (outputs.empty()) return {};
   impl_->nodes[impl_->tensors[outputs[0].id].producer].constant = std::move(data);
   return outputs[0];
@@ -148,60 +147,89 @@ void Network::mark_output(Tensor tensor, std::string name) {
   impl_->outputs.push_back(tensor);
 }
 
-std::vector<Tensor> Network::add_layer(OpKind kind, std::vector<Tensor> inputs, AttributeMap attributes,
+std::vector<Tensor> Network::add_layer(OpKind kind, std::vector<Tensor> inputs, const AttributeMap& attributes,
                                        std::string name) {
-  Impl& im = *impl_;
+  if (kind == OpKind::kConstant) {
+    impl_->fail(invalid_argument("layer '{}': constants are added with add_constant (they need their bytes)", name));
+    return {};
+  }
+  auto typed = attributes_from_map(kind, attributes, name.empty() ? "<unnamed>" : name);
+  if (!typed.is_ok()) {
+    impl_->fail(typed.status());
+    return {};
+  }
+  std::visit([&](auto& a) { a.name = std::move(name); }, *typed);
+  return add_layer(std::move(inputs), std::move(typed).value());
+}
+
+std::vector<Tensor> Network::add_layer(std::vector<Tensor> inputs, OpAttributes attributes) {
+  if (op_kind_of_attributes(attributes) == OpKind::kConstant) {
+    impl_->fail(invalid_argument("layer '{}': constants are added with add_constant (they need their bytes)",
+                                 std::get<ConstantAttributes>(attributes).name));
+    return {};
+  }
+  return impl_->add(std::move(inputs), std::move(attributes));
+}
+
+std::vector<Tensor> Network::Impl::add(std::vector<Tensor> layer_inputs, OpAttributes attributes) {
+  const OpKind kind = op_kind_of_attributes(attributes);
   const std::string kind_name(op_kind_name(kind));
+  std::string name = std::visit([](const auto& a) { return a.name; }, attributes);
   // After an earlier error an invalid input is that error's consequence: stay quiet.
-  for (Tensor t : inputs)
-    if (t.valid() && !im.owns(t)) {
-      im.fail(invalid_argument("layer '{}' ({}): input tensor id {} does not belong to this network",
+  for (Tensor t : layer_inputs)
+    if (t.valid() && !owns(t)) {
+      fail(invalid_argument("layer '{}' ({}): input tensor id {} does not belong to this network",
                                name.empty() ? kind_name : name, kind_name, t.id));
       return {};
     }
   const graph::OpDef* def = graph::find_op_def(kind);
   if (!def) {
-    im.fail(unsupported("layer '{}': op '{}' is not available in this build", name, kind_name));
+    fail(unsupported("layer '{}': op '{}' is not available in this build", name, kind_name));
     return {};
   }
   if (name.empty()) {
     do {
-      name = fmt::format("{}_{}", kind_name, im.generated_names[kind]++);
-    } while (im.node_by_name.count(name));
-  } else if (im.node_by_name.count(name)) {
-    im.fail(invalid_argument("layer '{}' ({}): a layer of that name already exists", name, kind_name));
+      name = fmt::format("{}_{}", kind_name, generated_names[kind]++);
+    } while (node_by_name.count(name));
+  } else if (node_by_name.count(name)) {
+    fail(invalid_argument("layer '{}' ({}): a layer of that name already exists", name, kind_name));
     return {};
   }
-  const int n = static_cast<int>(inputs.size());
+  const int n = static_cast<int>(layer_inputs.size());
   if (n < def->min_inputs || (def->max_inputs >= 0 && n > def->max_inputs)) {
-    im.fail(invalid_argument("layer '{}' ({}): {} inputs given; expects {} to {}", name, kind_name, n,
+    fail(invalid_argument("layer '{}' ({}): {} inputs given; expects {} to {}", name, kind_name, n,
                              def->min_inputs, def->max_inputs));
     return {};
   }
+  std::visit([&](auto& a) { a.name = name; }, attributes);
+  if (Status s = graph::check_enumerations(attributes, name); !s.is_ok()) {
+    fail(std::move(s));
+    return {};
+  }
+  if (def->resolve) def->resolve(attributes);
   graph::InferContext ctx{kind, name, attributes, {}, {}};
-  for (Tensor t : inputs) {
-    ctx.inputs.push_back(t.valid() ? &im.tensors[t.id].desc : nullptr);
-    ctx.input_names.push_back(t.valid() ? im.tensors[t.id].name : std::string());
+  for (Tensor t : layer_inputs) {
+    ctx.inputs.push_back(t.valid() ? &tensors[t.id].desc : nullptr);
+    ctx.input_names.push_back(t.valid() ? tensors[t.id].name : std::string());
   }
   auto inferred = def->infer(ctx);
   if (!inferred.is_ok()) {
-    // An omitted required input after an earlier error is that error's consequence.
-    im.fail(inferred.status());
+    fail(inferred.status());
     return {};
   }
-  const int64_t node_index = static_cast<int64_t>(im.nodes.size());
+  const int64_t node_index = static_cast<int64_t>(nodes.size());
   Node node;
   node.kind = kind;
   node.name = name;
-  node.inputs = std::move(inputs);
-  node.attributes = std::move(attributes);
+  node.inputs = std::move(layer_inputs);
+  node.op_attributes = std::move(attributes);
   for (size_t i = 0; i < inferred->size(); ++i) {
     std::string tensor_name = inferred->size() == 1 ? name : fmt::format("{}:{}", name, i);
-    node.outputs.push_back(im.new_tensor(std::move(tensor_name), (*inferred)[i], node_index, static_cast<int>(i)));
+    node.outputs.push_back(new_tensor(std::move(tensor_name), (*inferred)[i], node_index, static_cast<int>(i)));
   }
-  im.node_by_name[name] = static_cast<size_t>(node_index);
-  im.nodes.push_back(std::move(node));
-  return im.nodes.back().outputs;
+  node_by_name[name] = static_cast<size_t>(node_index);
+  nodes.push_back(std::move(node));
+  return nodes.back().outputs;
 }
 
 bool Network::Impl::any_invalid(const std::vector<Tensor>& tensors_in) const {
@@ -210,16 +238,17 @@ bool Network::Impl::any_invalid(const std::vector<Tensor>& tensors_in) const {
   return false;
 }
 
-std::vector<Tensor> Network::Impl::layer(Network& net, OpKind kind, std::vector<Tensor> required,
-                                         std::vector<Tensor> optional, AttributeMap attrs, std::string name) {
+std::vector<Tensor> Network::Impl::layer(std::vector<Tensor> required, std::vector<Tensor> optional, OpAttributes attrs) {
   if (any_invalid(required)) {
-    if (status.is_ok())
-      fail(invalid_argument("layer '{}' ({}): a required input is not a valid tensor",
-                            name.empty() ? "<unnamed>" : name, op_kind_name(kind)));
+    if (status.is_ok()) {
+      const std::string name = std::visit([](const auto& a) { return a.name; }, attrs);
+      fail(invalid_argument("layer '{}' ({}): a required input is not a valid tensor", name.empty() ? "<unnamed>" : name,
+                            op_kind_name(op_kind_of_attributes(attrs))));
+    }
     return {};
   }
   for (Tensor t : optional) required.push_back(t);
-  return net.add_layer(kind, std::move(required), std::move(attrs), std::move(name));
+  return add(std::move(required), std::move(attrs));
 }
 
 Tensor Network::Impl::single(std::vector<Tensor> outputs) { return outputs.empty() ? Tensor{} : outputs[0]; }

@@ -28,9 +28,12 @@ struct Network::Impl {
   bool any_invalid(const std::vector<Tensor>& tensors_in) const;
 
   // What every layer method does: required inputs must be valid (an invalid one after an
-  // earlier error returns quietly), optional ones may be invalid.
-  std::vector<Tensor> layer(Network& net, OpKind kind, std::vector<Tensor> required, std::vector<Tensor> optional,
-                            AttributeMap attrs, std::string name);
+  // earlier error returns quietly), optional ones may be invalid. The op kind is the attribute
+  // struct's, the layer name its `name`.
+  std::vector<Tensor> layer(std::vector<Tensor> required, std::vector<Tensor> optional, OpAttributes attrs);
+  // Defines the node: checks the inputs and the name, resolves the op's dependent defaults,
+  // infers the outputs and stores the node.
+  std::vector<Tensor> add(std::vector<Tensor> inputs, OpAttributes attributes);
   static Tensor single(std::vector<Tensor> outputs);
 };
 

@@ -1,5 +1,7 @@
 #include "graph/op_def.h"
 
+#include <set>
+
 namespace tensoracle::graph {
 
 std::string InferContext::describe(size_t i) const {
@@ -65,12 +67,16 @@ std::optional<int64_t> normalize_axis(int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
-std::optional<std::vector<int64_t>> spatial_attr(const AttributeMap& attrs, const std::string& key, size_t n,
-                                                 int64_t fill) {
-  std::vector<int64_t> v = get_ints(attrs, key);
-  if (v.empty()) return std::vector<int64_t>(n, fill);
-  if (v.size() != n) return std::nullopt;
-  return v;
+Result<std::vector<int64_t>> reduce_axes(const std::vector<int64_t>& given, size_t rank) {
+  std::set<int64_t> axes;
+  for (int64_t a : given) {
+    auto axis = normalize_axis(a, rank);
+    if (!axis) return invalid_argument("axis {} is out of range for rank {}", a, rank);
+    if (!axes.insert(*axis).second) return invalid_argument("axes {} name dim {} twice", join_ints(given), *axis);
+  }
+  if (given.empty())
+    for (size_t i = 0; i < rank; ++i) axes.insert(static_cast<int64_t>(i));
+  return std::vector<int64_t>(axes.begin(), axes.end());
 }
 
 std::string join_ints(const std::vector<int64_t>& v) { return Dims(v).to_string(); }

@@ -54,7 +54,8 @@ Result<Network> fold_batch_norm(const Network& network) {
     const std::vector<double> beta = constant_values(network, bn.inputs[2])->values;
     const std::vector<double> mean = constant_values(network, bn.inputs[3])->values;
     const std::vector<double> var = constant_values(network, bn.inputs[4])->values;
-    const double eps = graph::get_float(bn.attributes, "epsilon", 1e-5);
+    TO_ASSIGN_OR_RETURN(const BatchNormAttributes* bn_attributes, graph::attributes_of<BatchNormAttributes>(bn));
+    const double eps = bn_attributes->epsilon;
     if (gamma.size() != static_cast<size_t>(k) || beta.size() != gamma.size() || mean.size() != gamma.size() ||
         var.size() != gamma.size() || b.size() != gamma.size())
       return false;  // inference has checked these; a mismatch here means: leave it alone
@@ -69,7 +70,7 @@ Result<Network> fold_batch_norm(const Network& network) {
     const DataType y_type = network.tensor(bn.outputs[0]).desc.dtype;
     Tensor wt = out.add_constant(to_array(w_type, w.shape, w.values), conv.name + ".folded_weight");
     Tensor bt = out.add_constant(to_array(y_type, Dims({k}), b), conv.name + ".folded_bias");
-    std::vector<Tensor> y = out.add_layer(OpKind::kConvolution, {r.mapped(conv.inputs[0]), wt, bt}, conv.attributes, conv.name);
+    std::vector<Tensor> y = out.add_layer({r.mapped(conv.inputs[0]), wt, bt}, conv.op_attributes);
     TO_RETURN_IF_ERROR(out.status().with_context(fmt::format("folding batch norm '{}' into '{}'", bn.name, conv.name)));
     out.set_tensor_name(y[0], network.tensor(bn.outputs[0]).name);
     r.map(conv.outputs[0], y[0]);

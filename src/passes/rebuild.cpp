@@ -14,7 +14,7 @@ Status Rebuild::copy_node(size_t index) {
   } else {
     std::vector<Tensor> inputs;
     for (Tensor t : node.inputs) inputs.push_back(mapped(t));
-    outs = target_.add_layer(node.kind, std::move(inputs), node.attributes, node.name);
+    outs = target_.add_layer(std::move(inputs), node.op_attributes);
   }
   TO_RETURN_IF_ERROR(target_.status());
   for (size_t o = 0; o < outs.size() && o < node.outputs.size(); ++o) {

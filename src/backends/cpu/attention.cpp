@@ -10,8 +10,9 @@ namespace tensoracle::backends::cpu {
 Status attention_kernel(const KernelContext& k) {
   const Dims &q = k.in_shape(0), &kd = k.in_shape(1), &v = k.in_shape(2), &y = k.out_shape(0);
   const int64_t lq = q[q.rank() - 2], d = q[q.rank() - 1], lk = kd[kd.rank() - 2], dv = v[v.rank() - 1];
-  const double scale = graph::get_float(k.attrs(), "scale", 1.0 / std::sqrt(static_cast<double>(d)));
-  const bool causal = graph::get_bool(k.attrs(), "causal");
+  TO_ASSIGN_OR_RETURN(const AttentionAttributes* a, k.attributes<AttentionAttributes>());
+  const double scale = a->scale_for(d);
+  const bool causal = a->causal;
   const bool has_mask = k.has(3);
   const bool bool_mask = has_mask && k.in_desc(3).dtype == DataType::kBool;
   auto batch_of = [](const Dims& s) { return Dims(std::vector<int64_t>(s.values().begin(), s.values().end() - 2)); };

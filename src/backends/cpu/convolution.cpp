@@ -21,20 +21,17 @@ struct Geometry {
   int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
-// x: [N, C, in...]; y: [N, K, out...]; w: [*, *, kernel...]. Attributes read from the node.
-Geometry geometry(const KernelContext& k, const Dims& x, const Dims& y, const Dims& w) {
+// x: [N, C, in...]; y: [N, K, out...]; w: [*, *, kernel...]; `a`: the convolution's or the
+// deconvolution's attributes.
+template <typename Attributes>
+Geometry geometry(const Attributes& a, const Dims& x, const Dims& y, const Dims& w) {
   Geometry g;
   const size_t s = x.rank() - 2, skip = 3 - s;
   g.n = x[0];
   g.c = x[1];
   g.k = y[1];
-  g.groups = graph::get_int(k.attrs(), "groups", 1);
-  auto vec = [&](const char* key, int64_t fill) {
-    auto v = graph::get_ints(k.attrs(), key);
-    if (v.empty()) v.assign(s, fill);
-    return v;
-  };
-  const auto stride = vec("stride", 1), dilation = vec("dilation", 1), pad = vec("pre_padding", 0);
+  g.groups = a.groups;
+  const auto stride = a.strides(s), dilation = a.dilations(s), pad = a.pre_paddings(s);
   for (size_t i = 0; i < s; ++i) {
     g.in[skip + i] = x[2 + i];
     g.out[skip + i] = y[2 + i];
@@ -98,7 +95,8 @@ void add_bias(const double* bias, int64_t n, int64_t channels, int64_t size, dou
 }  // namespace
 
 Status convolution_kernel(const KernelContext& k) {
-  const Geometry g = geometry(k, k.in_shape(0), k.out_shape(0), k.in_shape(1));
+  TO_ASSIGN_OR_RETURN(const ConvolutionAttributes* a, k.attributes<ConvolutionAttributes>());
+  const Geometry g = geometry(*a, k.in_shape(0), k.out_shape(0), k.in_shape(1));
   const int64_t cg = g.c / g.groups, kg = g.k / g.groups;
   const int64_t rows = cg * g.kernel_size(), os = g.out_size();
   const bool pointwise = is_pointwise(g);
@@ -127,7 +125,8 @@ Status deconvolution_kernel(const KernelContext& k) {
   // Roles swap: the output plays the convolution's input and vice versa.
   const Dims& x = k.in_shape(0);
   const Dims& y = k.out_shape(0);
-  Geometry g = geometry(k, y, x, k.in_shape(1));
+  TO_ASSIGN_OR_RETURN(const DeconvolutionAttributes* a, k.attributes<DeconvolutionAttributes>());
+  Geometry g = geometry(*a, y, x, k.in_shape(1));
   g.n = x[0];
   g.c = y[1];  // output channels
   g.k = x[1];  // input channels

@@ -62,9 +62,8 @@ class CpuBackend final : public Backend {
   Status supports(const Network& network, size_t index) const override {
     const Node& node = network.node(index);
     if (node.kind == OpKind::kConstant) return Status::ok();
-    if (node.kind == OpKind::kPlugin)
-      return unsupported("layer '{}': plugin '{}' has no CPU implementation registered", node.name,
-                         graph::get_string(node.attributes, "plugin"));
+    if (const auto* plugin = node.attributes<PluginAttributes>())
+      return unsupported("layer '{}': plugin '{}' has no CPU implementation registered", node.name, plugin->plugin);
     if (!cpu::find_kernel(node.kind))
       return unsupported("layer '{}': the cpu backend has no kernel for {}", node.name, op_kind_name(node.kind));
     return Status::ok();

@@ -36,7 +36,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 Status elementwise_kernel(const KernelContext& k) {
-  const auto op = graph::get_enum(k.attrs(), "op", ElementwiseOp::kAdd);
+  TO_ASSIGN_OR_RETURN(const ElementwiseAttributes* a, k.attributes<ElementwiseAttributes>());
+  const ElementwiseOp op = a->op;
   const bool integer = is_integer(k.in_desc(0).dtype);
   switch (op) {
     case ElementwiseOp::kAdd: binary_map(k, [](double x, double y) { return x + y; }); break;

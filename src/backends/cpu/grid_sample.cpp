@@ -12,9 +12,10 @@ Status grid_sample_kernel(const KernelContext& k) {
   const Dims& x = k.in_shape(0);
   const Dims& y = k.out_shape(0);
   const int64_t n = x[0], c = x[1], h = x[2], w = x[3], ho = y[2], wo = y[3];
-  const bool align = graph::get_bool(k.attrs(), "align_corners");
-  const bool border = graph::get_enum(k.attrs(), "padding", GridSamplePadding::kZeros) == GridSamplePadding::kBorder;
-  const bool nearest = graph::get_enum(k.attrs(), "mode", GridSampleMode::kBilinear) == GridSampleMode::kNearest;
+  TO_ASSIGN_OR_RETURN(const GridSampleAttributes* a, k.attributes<GridSampleAttributes>());
+  const bool align = a->align_corners;
+  const bool border = a->padding == GridSamplePadding::kBorder;
+  const bool nearest = a->mode == GridSampleMode::kNearest;
   // Normalized [-1, 1] -> pixel coordinates; border padding clamps into the image.
   auto unnormalize = [&](double v, int64_t size) {
     double p = align ? (v + 1) / 2 * static_cast<double>(size - 1) : ((v + 1) * static_cast<double>(size) - 1) / 2;

@@ -17,7 +17,13 @@ struct KernelContext {
   const std::vector<const double*>& inputs;  // nullptr: omitted optional input
   const std::vector<double*>& outputs;
 
-  const AttributeMap& attrs() const { return instance.node.attributes; }
+  // The node's attribute struct; kInternal naming the layer if the node is another op's.
+  template <typename T>
+  Result<const T*> attributes() const {
+    return graph::attributes_of<T>(instance.node);
+  }
+  // `axis` of an input of `rank` dims, in [0, rank).
+  Result<int64_t> axis(int64_t value, size_t rank) const { return graph::axis_of(instance.node, value, rank); }
   const std::string& layer() const { return instance.node.name; }
   bool has(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   const TensorDesc& in_desc(size_t i) const { return *instance.inputs[i]; }

@@ -26,8 +26,9 @@ Operand as_matrices(const Dims& shape, bool is_a) {
 Status matmul_kernel(const KernelContext& k) {
   const Operand a = as_matrices(k.in_shape(0), true);
   const Operand b = as_matrices(k.in_shape(1), false);
-  const bool ta = graph::get_bool(k.attrs(), "transpose_a") && k.in_shape(0).rank() > 1;
-  const bool tb = graph::get_bool(k.attrs(), "transpose_b") && k.in_shape(1).rank() > 1;
+  TO_ASSIGN_OR_RETURN(const MatMulAttributes* attributes, k.attributes<MatMulAttributes>());
+  const bool ta = attributes->transpose_a && k.in_shape(0).rank() > 1;
+  const bool tb = attributes->transpose_b && k.in_shape(1).rank() > 1;
   const int64_t m = ta ? a.cols : a.rows;
   const int64_t kk = ta ? a.rows : a.cols;
   const int64_t n = tb ? b.rows : b.cols;

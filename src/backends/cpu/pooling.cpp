@@ -11,22 +11,22 @@ namespace tensoracle::backends::cpu {
 Status pooling_kernel(const KernelContext& k) {
   const Dims& x = k.in_shape(0);
   const Dims& y = k.out_shape(0);
-  const bool global = graph::get_bool(k.attrs(), "global");
-  const bool is_max = graph::get_enum(k.attrs(), "kind", PoolingKind::kMax) == PoolingKind::kMax;
-  const bool include_pad = graph::get_bool(k.attrs(), "count_include_pad", true);
-  const size_t n = global ? x.rank() - 2 : graph::get_ints(k.attrs(), "window").size();
+  TO_ASSIGN_OR_RETURN(const PoolingAttributes* attrs, k.attributes<PoolingAttributes>());
+  const bool global = attrs->global;
+  const bool is_max = attrs->kind == PoolingKind::kMax;
+  const bool include_pad = attrs->count_include_pad;
+  const size_t n = global ? x.rank() - 2 : attrs->window.size();
   if (n > 3) return unsupported("layer '{}': pooling over {} dims (the cpu backend pools 1 to 3)", k.layer(), n);
   std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, win{1, 1, 1}, stride{1, 1, 1}, pre{0, 0, 0}, post{0, 0, 0};
-  const auto window = graph::get_ints(k.attrs(), "window"), strides = graph::get_ints(k.attrs(), "stride");
-  const auto pres = graph::get_ints(k.attrs(), "pre_padding"), posts = graph::get_ints(k.attrs(), "post_padding");
+  const auto strides = attrs->strides(n), pres = attrs->pre_paddings(n), posts = attrs->post_paddings(n);
   for (size_t i = 0; i < n; ++i) {
     const size_t d = 3 - n + i;
     in[d] = x[x.rank() - n + i];
     out[d] = y[y.rank() - n + i];
-    win[d] = global ? in[d] : window[i];
-    stride[d] = global || strides.empty() ? win[d] : strides[i];
-    pre[d] = pres.empty() ? 0 : pres[i];
-    post[d] = posts.empty() ? 0 : posts[i];
+    win[d] = global ? in[d] : attrs->window[i];
+    stride[d] = global ? win[d] : strides[i];
+    pre[d] = pres[i];
+    post[d] = posts[i];
   }
   const int64_t in_size = in[0] * in[1] * in[2], out_size = out[0] * out[1] * out[2];
   const int64_t planes = out_size ? count_of(y) / out_size : 0;

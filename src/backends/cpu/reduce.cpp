@@ -5,15 +5,16 @@
 #include "backends/cpu/indexing.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/parallel.h"
-#include "graph/op_def.h"
 
 namespace tensoracle::backends::cpu {
 
 Status reduce_kernel(const KernelContext& k) {
   const Dims& shape = k.in_shape(0);
-  const auto op = graph::get_enum(k.attrs(), "op", ReduceOp::kSum);
-  std::vector<bool> reduced(shape.rank(), graph::get_ints(k.attrs(), "axes").empty());
-  for (int64_t a : graph::get_ints(k.attrs(), "axes")) reduced[*graph::normalize_axis(a, shape.rank())] = true;
+  TO_ASSIGN_OR_RETURN(const ReduceAttributes* a, k.attributes<ReduceAttributes>());
+  const ReduceOp op = a->op;
+  TO_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, graph::reduced_axes(k.instance.node, *a, shape.rank()));
+  std::vector<bool> reduced(shape.rank(), false);
+  for (int64_t axis : axes) reduced[static_cast<size_t>(axis)] = true;
   const std::vector<int64_t> strides = strides_of(shape);
   std::vector<int64_t> kept_dims, kept_strides, red_dims, red_strides;
   for (size_t i = 0; i < shape.rank(); ++i) {

@@ -50,10 +50,11 @@ std::vector<Tap> taps(int64_t in, int64_t out, double scale_used, ResizeMode mod
 Status resize_kernel(const KernelContext& k) {
   const Dims& x = k.in_shape(0);
   const Dims& y = k.out_shape(0);
-  const auto mode = graph::get_enum(k.attrs(), "mode", ResizeMode::kNearest);
-  const auto coords = graph::get_enum(k.attrs(), "coordinates", ResizeCoordinates::kAsymmetric);
-  const auto scales = graph::get_floats(k.attrs(), "scales");
-  const size_t n = scales.empty() ? graph::get_ints(k.attrs(), "output_size").size() : scales.size();
+  TO_ASSIGN_OR_RETURN(const ResizeAttributes* attrs, k.attributes<ResizeAttributes>());
+  const ResizeMode mode = attrs->mode;
+  const ResizeCoordinates coords = attrs->coordinates;
+  const std::vector<double>& scales = attrs->scales;
+  const size_t n = attrs->spatial_rank();
   // Padded to 3 spatial dims.
   std::vector<std::vector<Tap>> t(3);
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};

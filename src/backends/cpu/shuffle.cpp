@@ -4,7 +4,6 @@
 #include "backends/cpu/indexing.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/parallel.h"
-#include "graph/op_def.h"
 
 namespace tensoracle::backends::cpu {
 
@@ -29,7 +28,8 @@ Status reshape_kernel(const KernelContext& k) {
 Status cast_kernel(const KernelContext& k) { return reshape_kernel(k); }
 
 Status transpose_kernel(const KernelContext& k) {
-  const auto perm = graph::get_ints(k.attrs(), "perm");
+  TO_ASSIGN_OR_RETURN(const TransposeAttributes* a, k.attributes<TransposeAttributes>());
+  const std::vector<int64_t>& perm = a->perm;
   const auto in_strides = strides_of(k.in_shape(0));
   std::vector<int64_t> strides;
   for (int64_t p : perm) strides.push_back(in_strides[p]);
@@ -38,11 +38,11 @@ Status transpose_kernel(const KernelContext& k) {
 }
 
 Status slice_kernel(const KernelContext& k) {
-  const auto start = graph::get_ints(k.attrs(), "start");
-  auto step = graph::get_ints(k.attrs(), "stride");
+  TO_ASSIGN_OR_RETURN(const SliceAttributes* a, k.attributes<SliceAttributes>());
   const Dims& x = k.in_shape(0);
   const Dims& y = k.out_shape(0);
-  if (step.empty()) step.assign(x.rank(), 1);
+  const std::vector<int64_t>& start = a->start;
+  const std::vector<int64_t> step = a->strides(x.rank());
   const auto in_strides = strides_of(x);
   std::vector<int64_t> strides;
   int64_t base = 0;
@@ -61,7 +61,8 @@ Status slice_kernel(const KernelContext& k) {
 
 Status concat_kernel(const KernelContext& k) {
   const Dims& y = k.out_shape(0);
-  const int64_t axis = *graph::normalize_axis(graph::get_int(k.attrs(), "axis"), y.rank());
+  TO_ASSIGN_OR_RETURN(const ConcatAttributes* a, k.attributes<ConcatAttributes>());
+  TO_ASSIGN_OR_RETURN(const int64_t axis, k.axis(a->axis, y.rank()));
   const AxisSplit out = split_at(y, axis);
   int64_t offset = 0;
   for (size_t i = 0; i < k.inputs.size(); ++i) {
@@ -77,9 +78,10 @@ Status concat_kernel(const KernelContext& k) {
 Status pad_kernel(const KernelContext& k) {
   const Dims& x = k.in_shape(0);
   const Dims& y = k.out_shape(0);
-  const auto pre = graph::get_ints(k.attrs(), "pre");
-  const auto mode = graph::get_enum(k.attrs(), "mode", PadMode::kConstant);
-  const double value = graph::get_float(k.attrs(), "value");
+  TO_ASSIGN_OR_RETURN(const PadAttributes* a, k.attributes<PadAttributes>());
+  const std::vector<int64_t>& pre = a->pre;
+  const PadMode mode = a->mode;
+  const double value = a->value;
   // Per dim and output coordinate: the input coordinate, or -1 for the constant value.
   std::vector<std::vector<int64_t>> source(x.rank());
   for (size_t d = 0; d < x.rank(); ++d) {
@@ -119,7 +121,8 @@ Status pad_kernel(const KernelContext& k) {
 
 Status gather_kernel(const KernelContext& k) {
   const Dims& data = k.in_shape(0);
-  const int64_t axis = *graph::normalize_axis(graph::get_int(k.attrs(), "axis"), data.rank());
+  TO_ASSIGN_OR_RETURN(const GatherAttributes* a, k.attributes<GatherAttributes>());
+  TO_ASSIGN_OR_RETURN(const int64_t axis, k.axis(a->axis, data.rank()));
   const AxisSplit s = split_at(data, axis);
   const int64_t indices = count_of(k.in_shape(1));
   for (int64_t j = 0; j < indices; ++j) {

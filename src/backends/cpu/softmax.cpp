@@ -4,13 +4,13 @@
 #include "backends/cpu/indexing.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/parallel.h"
-#include "graph/op_def.h"
 
 namespace tensoracle::backends::cpu {
 
 Status softmax_kernel(const KernelContext& k) {
   const Dims& shape = k.in_shape(0);
-  const int64_t axis = *graph::normalize_axis(graph::get_int(k.attrs(), "axis", -1), shape.rank());
+  TO_ASSIGN_OR_RETURN(const SoftmaxAttributes* a, k.attributes<SoftmaxAttributes>());
+  TO_ASSIGN_OR_RETURN(const int64_t axis, k.axis(a->axis, shape.rank()));
   const AxisSplit s = split_at(shape, axis);
   const double* x = k.in(0);
   double* y = k.out(0);

@@ -6,15 +6,15 @@
 #include "backends/cpu/indexing.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/parallel.h"
-#include "graph/op_def.h"
 
 namespace tensoracle::backends::cpu {
 
 Status top_k_kernel(const KernelContext& k) {
   const Dims& x = k.in_shape(0);
-  const int64_t axis = *graph::normalize_axis(graph::get_int(k.attrs(), "axis", -1), x.rank());
-  const int64_t kk = graph::get_int(k.attrs(), "k", 1);
-  const bool largest = graph::get_bool(k.attrs(), "largest", true);
+  TO_ASSIGN_OR_RETURN(const TopKAttributes* attrs, k.attributes<TopKAttributes>());
+  TO_ASSIGN_OR_RETURN(const int64_t axis, k.axis(attrs->axis, x.rank()));
+  const int64_t kk = attrs->k;
+  const bool largest = attrs->largest;
   const AxisSplit s = split_at(x, axis);
   parallel_for(s.outer * s.inner, 16, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> order(static_cast<size_t>(s.size));

@@ -21,7 +21,8 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 }  // namespace
 
 Status unary_kernel(const KernelContext& k) {
-  switch (graph::get_enum(k.attrs(), "op", UnaryOp::kExp)) {
+  TO_ASSIGN_OR_RETURN(const UnaryAttributes* a, k.attributes<UnaryAttributes>());
+  switch (a->op) {
     case UnaryOp::kExp: unary_map(k, [](double x) { return std::exp(x); }); break;
     case UnaryOp::kLog: unary_map(k, [](double x) { return std::log(x); }); break;
     case UnaryOp::kSqrt: unary_map(k, [](double x) { return std::sqrt(x); }); break;
@@ -41,11 +42,12 @@ Status unary_kernel(const KernelContext& k) {
 }
 
 Status activation_kernel(const KernelContext& k) {
-  const double alpha = graph::get_float(k.attrs(), "alpha");
-  const double beta = graph::get_float(k.attrs(), "beta");
+  TO_ASSIGN_OR_RETURN(const ActivationAttributes* a, k.attributes<ActivationAttributes>());
+  const double alpha = a->alpha_value();
+  const double beta = a->beta_value();
   constexpr double kSqrt2OverPi = 0.79788456080286535588;
   constexpr double kSqrtHalf = 0.70710678118654752440;
-  switch (graph::get_enum(k.attrs(), "kind", ActivationKind::kRelu)) {
+  switch (a->kind) {
     case ActivationKind::kRelu: unary_map(k, [](double x) { return x < 0 ? 0.0 : x; }); break;
     case ActivationKind::kLeakyRelu: unary_map(k, [&](double x) { return x < 0 ? alpha * x : x; }); break;
     case ActivationKind::kSigmoid: unary_map(k, [](double x) { return sigmoid(x); }); break;

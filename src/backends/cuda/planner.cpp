@@ -10,7 +10,6 @@
 #include "backends/cuda/tactic_timer.h"
 #include "backends/plan_network.h"
 #include "core/errors.h"
-#include "graph/attributes.h"
 #include "graph/liveness.h"
 #include "passes/passes.h"
 
@@ -285,8 +284,8 @@ class ViewFinder {
  private:
   bool is_head_split(const PlannedStep& step) const {
     const Node& node = net_.node(step.anchor);
-    return node.kind == OpKind::kTranspose && desc_[step.inputs[0].id].shape.rank() == 4 &&
-           graph::get_ints(node.attributes, "perm") == std::vector<int64_t>{0, 2, 1, 3};
+    const auto* transpose = node.attributes<TransposeAttributes>();
+    return transpose && desc_[step.inputs[0].id].shape.rank() == 4 && transpose->perm == std::vector<int64_t>{0, 2, 1, 3};
   }
 
   // Every reader of `t` is an attention step taking it as q, k or v, and accepts it in bshd.

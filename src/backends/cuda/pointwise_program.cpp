@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
-#include "graph/attributes.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -62,22 +61,19 @@ Result<int> append_pointwise_node(PointwiseProgram& program, const Node& node, i
   PointwiseInstr instr;
   instr.type = output.dtype;
   instr.node = node_index;
-  const AttributeMap& attrs = node.attributes;
   int arity = 1;
-  if (node.kind == OpKind::kElementwise) {
-    instr.code = pointwise_code(graph::get_enum(attrs, "op", ElementwiseOp::kAdd));
+  if (const auto* e = node.attributes<ElementwiseAttributes>()) {
+    instr.code = pointwise_code(e->op);
     arity = 2;
-  } else if (node.kind == OpKind::kUnary) {
-    instr.code = pointwise_code(graph::get_enum(attrs, "op", UnaryOp::kExp));
-  } else if (node.kind == OpKind::kActivation) {
-    instr.code = pointwise_code(graph::get_enum(attrs, "kind", ActivationKind::kRelu));
-    // Network::activation stores every default explicitly; absent keys read as 0, exactly as the
-    // CPU kernel reads them.
-    instr.alpha = graph::get_float(attrs, "alpha");
-    instr.beta = graph::get_float(attrs, "beta");
-  } else if (node.kind == OpKind::kCast) {
+  } else if (const auto* u = node.attributes<UnaryAttributes>()) {
+    instr.code = pointwise_code(u->op);
+  } else if (const auto* a = node.attributes<ActivationAttributes>()) {
+    instr.code = pointwise_code(a->kind);
+    instr.alpha = a->alpha_value();
+    instr.beta = a->beta_value();
+  } else if (node.attributes<CastAttributes>()) {
     instr.code = PointwiseCode::kCast;
-  } else if (node.kind == OpKind::kSelect) {
+  } else if (node.attributes<SelectAttributes>()) {
     instr.code = PointwiseCode::kSelect;
     arity = 3;
   } else {

@@ -6,28 +6,27 @@
 namespace tensoracle {
 
 Tensor Network::activation(Tensor input, const ActivationAttributes& attrs) {
-  AttributeMap map{{"kind", std::string(enum_name(attrs.kind))}};
-  // Defaults are stored explicitly so the canonical form does not depend on how they were given.
-  map["alpha"] = attrs.alpha.value_or(default_alpha(attrs.kind));
-  map["beta"] = attrs.beta.value_or(default_beta(attrs.kind));
-  return Impl::single(impl_->layer(*this, OpKind::kActivation, {input}, {}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({input}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
-  const std::string kind = get_string(ctx.attrs, "kind");
-  if (!parse_enum<ActivationKind>(kind)) return ctx.error("unknown activation '{}'", kind);
-  if (kind == "softplus" && get_float(ctx.attrs, "alpha") == 0.0) return ctx.error("softplus alpha must be non-zero");
-  if (kind == "clip" && get_float(ctx.attrs, "alpha") > get_float(ctx.attrs, "beta"))
-    return ctx.error("clip lower bound {} exceeds upper bound {}", get_float(ctx.attrs, "alpha"),
-                     get_float(ctx.attrs, "beta"));
+// Defaults are stored explicitly so the canonical form does not depend on how they were given.
+void resolve(ActivationAttributes& a) {
+  a.alpha = a.alpha_value();
+  a.beta = a.beta_value();
+}
+
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const ActivationAttributes& a) {
+  if (a.kind == ActivationKind::kSoftplus && a.alpha_value() == 0.0) return ctx.error("softplus alpha must be non-zero");
+  if (a.kind == ActivationKind::kClip && a.alpha_value() > a.beta_value())
+    return ctx.error("clip lower bound {} exceeds upper bound {}", a.alpha_value(), a.beta_value());
   TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
   return std::vector<TensorDesc>{ctx.in(0)};
 }
 }  // namespace
 
-extern const OpDef kActivationOp{1, 1, &infer};
+extern const OpDef kActivationOp = define_op<ActivationAttributes, &infer, &resolve>(1, 1);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -5,14 +5,12 @@
 namespace tensoracle {
 
 Tensor Network::attention(Tensor q, Tensor k, Tensor v, Tensor mask, const AttentionAttributes& attrs) {
-  AttributeMap map{{"causal", attrs.causal}};
-  if (attrs.scale) map["scale"] = *attrs.scale;
-  return Impl::single(impl_->layer(*this, OpKind::kAttention, {q, k, v}, {mask}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({q, k, v}, {mask}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const AttentionAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "q"));
   TO_RETURN_IF_ERROR(ctx.require_rank(0, 2, Dims::kMaxRank, "q"));
   TO_RETURN_IF_ERROR(ctx.require_rank(1, 2, Dims::kMaxRank, "k"));
@@ -31,8 +29,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
   auto batch = broadcast_shapes(batch_of(q), batch_of(k));
   if (batch) batch = broadcast_shapes(*batch, batch_of(v));
   if (!batch) return ctx.error("batch dims of q, k and v do not broadcast");
-  if (auto scale = find_float(ctx.attrs, "scale"); scale && !(*scale > 0 || *scale < 0))
-    return ctx.error("scale {} must be non-zero", *scale);
+  if (a.scale && !(*a.scale > 0 || *a.scale < 0)) return ctx.error("scale {} must be non-zero", *a.scale);
   std::vector<int64_t> out = batch->values();
   out.push_back(tail(q, 2));
   out.push_back(tail(v, 1));
@@ -51,7 +48,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kAttentionOp{3, 4, &infer};
+extern const OpDef kAttentionOp = define_op<AttentionAttributes, &infer>(3, 4);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -7,17 +7,15 @@ namespace tensoracle {
 
 Tensor Network::batch_norm(Tensor input, Tensor scale, Tensor bias, Tensor mean, Tensor variance,
                            const BatchNormAttributes& attrs) {
-  AttributeMap map{{"epsilon", attrs.epsilon}};
-  return Impl::single(
-      impl_->layer(*this, OpKind::kBatchNorm, {input, scale, bias, mean, variance}, {}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({input, scale, bias, mean, variance}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const BatchNormAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
   TO_RETURN_IF_ERROR(ctx.require_rank(0, 2, Dims::kMaxRank, "input"));
-  TO_RETURN_IF_ERROR(check_epsilon(ctx));
+  TO_RETURN_IF_ERROR(check_epsilon(ctx, a.epsilon));
   const int64_t c = ctx.in(0).shape[1];
   const char* roles[] = {"input", "scale", "bias", "mean", "variance"};
   for (size_t i = 1; i < 5; ++i) {
@@ -28,7 +26,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kBatchNormOp{5, 5, &infer};
+extern const OpDef kBatchNormOp = define_op<BatchNormAttributes, &infer>(5, 5);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -5,23 +5,18 @@
 namespace tensoracle {
 
 Tensor Network::cast(Tensor input, const CastAttributes& attrs) {
-  AttributeMap map{{"output_type", std::string(data_type_name(attrs.output_type))}};
-  return Impl::single(impl_->layer(*this, OpKind::kCast, {input}, {}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({input}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const CastAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require(0, "input"));
-  const std::string* name = find_string(ctx.attrs, "output_type");
-  if (!name) return ctx.error("attribute 'output_type' is required");
-  auto type = parse_data_type(*name);
-  if (!type.is_ok()) return ctx.error("output_type: {}", type.status().message());
-  return std::vector<TensorDesc>{{*type, ctx.in(0).shape}};
+  return std::vector<TensorDesc>{{a.output_type, ctx.in(0).shape}};
 }
 }  // namespace
 
-extern const OpDef kCastOp{1, 1, &infer};
+extern const OpDef kCastOp = define_op<CastAttributes, &infer>(1, 1);
 
 }  // namespace graph
 }  // namespace tensoracle

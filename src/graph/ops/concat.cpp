@@ -5,15 +5,15 @@
 namespace tensoracle {
 
 Tensor Network::concat(const std::vector<Tensor>& inputs, const ConcatAttributes& attrs) {
-  return Impl::single(impl_->layer(*this, OpKind::kConcat, inputs, {}, {{"axis", attrs.axis}}, attrs.name));
+  return Impl::single(impl_->layer(inputs, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const ConcatAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require(0, "first input"));
   const Dims& first = ctx.in(0).shape;
-  const int64_t axis_attr = get_int(ctx.attrs, "axis");
+  const int64_t axis_attr = a.axis;
   auto axis = normalize_axis(axis_attr, first.rank());
   if (!axis) return ctx.error("axis {} is out of range for {}", axis_attr, ctx.describe(0));
   std::vector<int64_t> out = first.values();
@@ -37,7 +37,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kConcatOp{1, -1, &infer};
+extern const OpDef kConcatOp = define_op<ConcatAttributes, &infer>(1, -1);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -5,24 +5,22 @@
 namespace tensoracle {
 
 Tensor Network::elementwise(Tensor a, Tensor b, const ElementwiseAttributes& attrs) {
-  AttributeMap map{{"op", std::string(enum_name(attrs.op))}};
-  return Impl::single(impl_->layer(*this, OpKind::kElementwise, {a, b}, {}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({a, b}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const ElementwiseAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require(0, "a"));
   TO_RETURN_IF_ERROR(ctx.require(1, "b"));
   TO_RETURN_IF_ERROR(ctx.require_same_type(0, 1));
-  const std::string op_name = get_string(ctx.attrs, "op");
-  auto op = parse_enum<ElementwiseOp>(op_name);
-  if (!op) return ctx.error("unknown op '{}'", op_name);
+  const ElementwiseOp op = a.op;
+  const std::string_view op_name = enum_name(op);
   const DataType type = ctx.in(0).dtype;
-  const bool logical = elementwise_class(*op) == ElementwiseClass::kLogical;
-  const bool comparison = elementwise_class(*op) == ElementwiseClass::kComparison;
+  const bool logical = elementwise_class(op) == ElementwiseClass::kLogical;
+  const bool comparison = elementwise_class(op) == ElementwiseClass::kComparison;
   if (logical && type != DataType::kBool) return ctx.error("'{}' needs bool operands; {} is not", op_name, ctx.describe(0));
-  if (!logical && type == DataType::kBool && !(*op == ElementwiseOp::kEqual))
+  if (!logical && type == DataType::kBool && op != ElementwiseOp::kEqual)
     return ctx.error("'{}' does not accept bool operands ({})", op_name, ctx.describe(0));
   auto shape = broadcast_shapes(ctx.in(0).shape, ctx.in(1).shape);
   if (!shape) return ctx.error("{} and {} do not broadcast", ctx.describe(0), ctx.describe(1));
@@ -30,7 +28,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kElementwiseOp{2, 2, &infer};
+extern const OpDef kElementwiseOp = define_op<ElementwiseAttributes, &infer>(2, 2);
 
 }  // namespace graph
 }  // namespace tensoracle

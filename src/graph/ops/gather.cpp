@@ -5,16 +5,16 @@
 namespace tensoracle {
 
 Tensor Network::gather(Tensor data, Tensor indices, const GatherAttributes& attrs) {
-  return Impl::single(impl_->layer(*this, OpKind::kGather, {data, indices}, {}, {{"axis", attrs.axis}}, attrs.name));
+  return Impl::single(impl_->layer({data, indices}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const GatherAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require(0, "data"));
   TO_RETURN_IF_ERROR(ctx.require_type(1, {DataType::kInt32, DataType::kInt64}, "indices"));
   const Dims& d = ctx.in(0).shape;
-  const int64_t axis_attr = get_int(ctx.attrs, "axis");
+  const int64_t axis_attr = a.axis;
   auto axis = normalize_axis(axis_attr, d.rank());
   if (!axis) return ctx.error("axis {} is out of range for {}", axis_attr, ctx.describe(0));
   std::vector<int64_t> out(d.values().begin(), d.values().begin() + *axis);
@@ -25,7 +25,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kGatherOp{2, 2, &infer};
+extern const OpDef kGatherOp = define_op<GatherAttributes, &infer>(2, 2);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -4,20 +4,13 @@
 
 namespace tensoracle {
 
-Tensor Network::grid_sample(Tensor input, Tensor grid, const GridSampleAttributes& a) {
-  AttributeMap map{{"mode", std::string(enum_name(a.mode))},
-                   {"padding", std::string(enum_name(a.padding))},
-                   {"align_corners", a.align_corners}};
-  return Impl::single(impl_->layer(*this, OpKind::kGridSample, {input, grid}, {}, std::move(map), a.name));
+Tensor Network::grid_sample(Tensor input, Tensor grid, const GridSampleAttributes& attrs) {
+  return Impl::single(impl_->layer({input, grid}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
-  if (!parse_enum<GridSampleMode>(get_string(ctx.attrs, "mode")))
-    return ctx.error("unknown mode '{}'", get_string(ctx.attrs, "mode"));
-  if (!parse_enum<GridSamplePadding>(get_string(ctx.attrs, "padding")))
-    return ctx.error("unknown padding '{}'", get_string(ctx.attrs, "padding"));
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const GridSampleAttributes&) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
   TO_RETURN_IF_ERROR(ctx.require_rank(0, 4, 4, "input"));
   TO_RETURN_IF_ERROR(ctx.require_rank(1, 4, 4, "grid"));
@@ -30,7 +23,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kGridSampleOp{2, 2, &infer};
+extern const OpDef kGridSampleOp = define_op<GridSampleAttributes, &infer>(2, 2);
 
 }  // namespace graph
 }  // namespace tensoracle

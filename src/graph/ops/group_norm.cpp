@@ -6,17 +6,16 @@
 namespace tensoracle {
 
 Tensor Network::group_norm(Tensor input, Tensor scale, Tensor bias, const GroupNormAttributes& attrs) {
-  AttributeMap map{{"groups", attrs.groups}, {"epsilon", attrs.epsilon}};
-  return Impl::single(impl_->layer(*this, OpKind::kGroupNorm, {input}, {scale, bias}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({input}, {scale, bias}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const GroupNormAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
   TO_RETURN_IF_ERROR(ctx.require_rank(0, 2, Dims::kMaxRank, "input"));
-  TO_RETURN_IF_ERROR(check_epsilon(ctx));
-  const int64_t groups = get_int(ctx.attrs, "groups", 1);
+  TO_RETURN_IF_ERROR(check_epsilon(ctx, a.epsilon));
+  const int64_t groups = a.groups;
   const int64_t c = ctx.in(0).shape[1];
   if (groups < 1 || (c >= 0 && c % groups != 0))
     return ctx.error("groups {} must be >= 1 and divide the {} channels of {}", groups, c, ctx.describe(0));
@@ -25,7 +24,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kGroupNormOp{1, 3, &infer};
+extern const OpDef kGroupNormOp = define_op<GroupNormAttributes, &infer>(1, 3);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -6,22 +6,21 @@
 namespace tensoracle {
 
 Tensor Network::layer_norm(Tensor input, Tensor scale, Tensor bias, const LayerNormAttributes& attrs) {
-  AttributeMap map{{"axis", attrs.axis}, {"epsilon", attrs.epsilon}};
-  return Impl::single(impl_->layer(*this, OpKind::kLayerNorm, {input}, {scale, bias}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({input}, {scale, bias}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const LayerNormAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
-  TO_RETURN_IF_ERROR(check_epsilon(ctx));
-  TO_ASSIGN_OR_RETURN(Dims normalized, trailing_dims(ctx));
+  TO_RETURN_IF_ERROR(check_epsilon(ctx, a.epsilon));
+  TO_ASSIGN_OR_RETURN(Dims normalized, trailing_dims(ctx, a.axis));
   for (size_t i = 1; i < ctx.num_inputs(); ++i) TO_RETURN_IF_ERROR(check_parameter(ctx, i, normalized));
   return std::vector<TensorDesc>{ctx.in(0)};
 }
 }  // namespace
 
-extern const OpDef kLayerNormOp{1, 3, &infer};
+extern const OpDef kLayerNormOp = define_op<LayerNormAttributes, &infer>(1, 3);
 
 }  // namespace graph
 }  // namespace tensoracle

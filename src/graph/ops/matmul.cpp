@@ -5,13 +5,12 @@
 namespace tensoracle {
 
 Tensor Network::matmul(Tensor a, Tensor b, const MatMulAttributes& attrs) {
-  AttributeMap map{{"transpose_a", attrs.transpose_a}, {"transpose_b", attrs.transpose_b}};
-  return Impl::single(impl_->layer(*this, OpKind::kMatMul, {a, b}, {}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({a, b}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const MatMulAttributes& attrs) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "a"));
   TO_RETURN_IF_ERROR(ctx.require_float(1, "b"));
   TO_RETURN_IF_ERROR(ctx.require_same_type(0, 1));
@@ -23,8 +22,8 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
   std::vector<int64_t> av = a.values(), bv = b.values();
   if (a_vector) av.insert(av.begin(), 1);
   if (b_vector) bv.push_back(1);
-  if (get_bool(ctx.attrs, "transpose_a") && !a_vector) std::swap(av[av.size() - 1], av[av.size() - 2]);
-  if (get_bool(ctx.attrs, "transpose_b") && !b_vector) std::swap(bv[bv.size() - 1], bv[bv.size() - 2]);
+  if (attrs.transpose_a && !a_vector) std::swap(av[av.size() - 1], av[av.size() - 2]);
+  if (attrs.transpose_b && !b_vector) std::swap(bv[bv.size() - 1], bv[bv.size() - 2]);
   const int64_t m = av[av.size() - 2], ka = av.back(), kb = bv[bv.size() - 2], n = bv.back();
   if (!dims_agree(ka, kb))
     return ctx.error("inner dimensions differ: {} gives K={}, {} gives K={} (after transposes)", ctx.describe(0), ka,
@@ -39,7 +38,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kMatMulOp{2, 2, &infer};
+extern const OpDef kMatMulOp = define_op<MatMulAttributes, &infer>(2, 2);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -5,16 +5,14 @@
 
 namespace tensoracle::graph {
 
-inline Status check_epsilon(const InferContext& ctx) {
-  const double eps = get_float(ctx.attrs, "epsilon");
+inline Status check_epsilon(const InferContext& ctx, double eps) {
   if (!(eps >= 0)) return ctx.error("epsilon {} must be >= 0", eps);
   return Status::ok();
 }
 
 // The normalized dims [axis, rank) of input 0 (layer norm, RMS norm).
-inline Result<Dims> trailing_dims(const InferContext& ctx) {
+inline Result<Dims> trailing_dims(const InferContext& ctx, int64_t axis) {
   const Dims& x = ctx.in(0).shape;
-  const int64_t axis = get_int(ctx.attrs, "axis", -1);
   auto a = normalize_axis(axis, x.rank());
   if (!a) return ctx.error("axis {} is out of range for {}", axis, ctx.describe(0));
   return Dims(std::vector<int64_t>(x.values().begin() + *a, x.values().end()));

@@ -4,48 +4,41 @@
 
 namespace tensoracle {
 
-Tensor Network::pooling(Tensor input, const PoolingAttributes& a) {
-  AttributeMap map{{"kind", std::string(enum_name(a.kind))},
-                   {"window", a.window},
-                   {"stride", a.stride.empty() ? a.window : a.stride},
-                   {"pre_padding", a.pre_padding},
-                   {"post_padding", a.post_padding},
-                   {"count_include_pad", a.count_include_pad},
-                   {"ceil_mode", a.ceil_mode},
-                   {"global", a.global}};
-  return Impl::single(impl_->layer(*this, OpKind::kPooling, {input}, {}, std::move(map), a.name));
+Tensor Network::pooling(Tensor input, const PoolingAttributes& attrs) {
+  return Impl::single(impl_->layer({input}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
-  if (!parse_enum<PoolingKind>(get_string(ctx.attrs, "kind")))
-    return ctx.error("unknown pooling kind '{}'", get_string(ctx.attrs, "kind"));
+// The stride is stored explicitly (the window when not given).
+void resolve(PoolingAttributes& a) {
+  if (a.stride.empty()) a.stride = a.window;
+}
+
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const PoolingAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
   const Dims& x = ctx.in(0).shape;
-  if (get_bool(ctx.attrs, "global")) {
+  if (a.global) {
     TO_RETURN_IF_ERROR(ctx.require_rank(0, 3, Dims::kMaxRank, "input"));
-    if (!get_ints(ctx.attrs, "window").empty() || !get_ints(ctx.attrs, "pre_padding").empty() ||
-        !get_ints(ctx.attrs, "post_padding").empty())
-      return ctx.error("global pooling takes no window or padding");
+    if (!a.window.empty() || !a.stride.empty() || !a.pre_padding.empty() || !a.post_padding.empty())
+      return ctx.error("global pooling takes no window, stride or padding");
     std::vector<int64_t> out{x[0], x[1]};
     out.resize(x.rank(), 1);
     return std::vector<TensorDesc>{{ctx.in(0).dtype, Dims(out)}};
   }
-  const std::vector<int64_t> window = get_ints(ctx.attrs, "window");
+  const std::vector<int64_t>& window = a.window;
   const size_t n = window.size();
   if (n < 1 || n > 3) return ctx.error("window {} must have 1 to 3 entries", join_ints(window));
   if (x.rank() < n + 1) return ctx.error("{} has fewer than {} dims to pool over", ctx.describe(0), n + 1);
-  auto stride = spatial_attr(ctx.attrs, "stride", n, 1);
-  auto pre = spatial_attr(ctx.attrs, "pre_padding", n, 0);
-  auto post = spatial_attr(ctx.attrs, "post_padding", n, 0);
-  if (!stride || !pre || !post) return ctx.error("stride and padding must each be empty or have {} entries", n);
-  const bool ceil_mode = get_bool(ctx.attrs, "ceil_mode");
+  if (!fits_dims(a.stride, n) || !fits_dims(a.pre_padding, n) || !fits_dims(a.post_padding, n))
+    return ctx.error("stride and padding must each be empty or have {} entries", n);
+  const auto stride = a.strides(n), pre = a.pre_paddings(n), post = a.post_paddings(n);
+  const bool ceil_mode = a.ceil_mode;
   std::vector<int64_t> out(x.values().begin(), x.values().end() - n);
   for (size_t i = 0; i < n; ++i) {
-    const int64_t k = window[i], s = (*stride)[i], p0 = (*pre)[i], p1 = (*post)[i];
+    const int64_t k = window[i], s = stride[i], p0 = pre[i], p1 = post[i];
     if (k < 1 || s < 1 || p0 < 0 || p1 < 0)
-      return ctx.error("window {} and stride {} must be >= 1, padding >= 0", join_ints(window), join_ints(*stride));
+      return ctx.error("window {} and stride {} must be >= 1, padding >= 0", join_ints(window), join_ints(stride));
     if (p0 >= k || p1 >= k) return ctx.error("padding must be smaller than the window {}", join_ints(window));
     const int64_t in = x[x.rank() - n + i];
     if (in < 0) {
@@ -63,7 +56,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kPoolingOp{1, 1, &infer};
+extern const OpDef kPoolingOp = define_op<PoolingAttributes, &infer, &resolve>(1, 1);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -5,15 +5,15 @@
 namespace tensoracle {
 
 Tensor Network::reshape(Tensor input, const ReshapeAttributes& attrs) {
-  return Impl::single(impl_->layer(*this, OpKind::kReshape, {input}, {}, {{"shape", attrs.shape}}, attrs.name));
+  return Impl::single(impl_->layer({input}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const ReshapeAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require(0, "input"));
   const Dims& x = ctx.in(0).shape;
-  const std::vector<int64_t> target = get_ints(ctx.attrs, "shape");
+  const std::vector<int64_t>& target = a.shape;
   if (target.size() > Dims::kMaxRank) return ctx.error("shape {} exceeds rank {}", join_ints(target), Dims::kMaxRank);
   std::vector<int64_t> out(target.size());
   int infer_at = -1;
@@ -70,7 +70,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kReshapeOp{1, 1, &infer};
+extern const OpDef kReshapeOp = define_op<ReshapeAttributes, &infer>(1, 1);
 
 }  // namespace graph
 }  // namespace tensoracle

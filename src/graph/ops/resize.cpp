@@ -6,26 +6,18 @@
 
 namespace tensoracle {
 
-Tensor Network::resize(Tensor input, const ResizeAttributes& a) {
-  AttributeMap map{{"mode", std::string(enum_name(a.mode))},
-                   {"coordinates", std::string(enum_name(a.coordinates))},
-                   {"output_size", a.output_size},
-                   {"scales", a.scales}};
-  return Impl::single(impl_->layer(*this, OpKind::kResize, {input}, {}, std::move(map), a.name));
+Tensor Network::resize(Tensor input, const ResizeAttributes& attrs) {
+  return Impl::single(impl_->layer({input}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const ResizeAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require_float(0, "input"));
-  const auto mode = parse_enum<ResizeMode>(get_string(ctx.attrs, "mode"));
-  if (!mode) return ctx.error("unknown mode '{}'", get_string(ctx.attrs, "mode"));
-  if (!parse_enum<ResizeCoordinates>(get_string(ctx.attrs, "coordinates")))
-    return ctx.error("unknown coordinates '{}'", get_string(ctx.attrs, "coordinates"));
-  const std::vector<int64_t> sizes = get_ints(ctx.attrs, "output_size");
-  const std::vector<double> scales = get_floats(ctx.attrs, "scales");
+  const std::vector<int64_t>& sizes = a.output_size;
+  const std::vector<double>& scales = a.scales;
   if (sizes.empty() == scales.empty()) return ctx.error("exactly one of output_size and scales must be given");
-  const size_t n = sizes.empty() ? scales.size() : sizes.size();
+  const size_t n = a.spatial_rank();
   const Dims& x = ctx.in(0).shape;
   if (n > 3 || x.rank() < n + 1) return ctx.error("cannot resize {} trailing dims of {}", n, ctx.describe(0));
   std::vector<int64_t> out(x.values().begin(), x.values().end() - n);
@@ -44,7 +36,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kResizeOp{1, 1, &infer};
+extern const OpDef kResizeOp = define_op<ResizeAttributes, &infer>(1, 1);
 
 }  // namespace graph
 }  // namespace tensoracle

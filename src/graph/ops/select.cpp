@@ -5,12 +5,12 @@
 namespace tensoracle {
 
 Tensor Network::select(Tensor condition, Tensor a, Tensor b, const SelectAttributes& attrs) {
-  return Impl::single(impl_->layer(*this, OpKind::kSelect, {condition, a, b}, {}, {}, attrs.name));
+  return Impl::single(impl_->layer({condition, a, b}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const SelectAttributes&) {
   TO_RETURN_IF_ERROR(ctx.require_type(0, {DataType::kBool}, "condition"));
   TO_RETURN_IF_ERROR(ctx.require(1, "a"));
   TO_RETURN_IF_ERROR(ctx.require(2, "b"));
@@ -22,7 +22,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kSelectOp{3, 3, &infer};
+extern const OpDef kSelectOp = define_op<SelectAttributes, &infer>(3, 3);
 
 }  // namespace graph
 }  // namespace tensoracle

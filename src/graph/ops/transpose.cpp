@@ -5,15 +5,15 @@
 namespace tensoracle {
 
 Tensor Network::transpose(Tensor input, const TransposeAttributes& attrs) {
-  return Impl::single(impl_->layer(*this, OpKind::kTranspose, {input}, {}, {{"perm", attrs.perm}}, attrs.name));
+  return Impl::single(impl_->layer({input}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const TransposeAttributes& a) {
   TO_RETURN_IF_ERROR(ctx.require(0, "input"));
   const Dims& x = ctx.in(0).shape;
-  const std::vector<int64_t> perm = get_ints(ctx.attrs, "perm");
+  const std::vector<int64_t>& perm = a.perm;
   std::vector<bool> seen(x.rank(), false);
   bool ok = perm.size() == x.rank();
   std::vector<int64_t> out;
@@ -29,7 +29,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kTransposeOp{1, 1, &infer};
+extern const OpDef kTransposeOp = define_op<TransposeAttributes, &infer>(1, 1);
 
 }  // namespace graph
 }  // namespace tensoracle

@@ -5,17 +5,13 @@
 namespace tensoracle {
 
 Tensor Network::unary(Tensor input, const UnaryAttributes& attrs) {
-  AttributeMap map{{"op", std::string(enum_name(attrs.op))}};
-  return Impl::single(impl_->layer(*this, OpKind::kUnary, {input}, {}, std::move(map), attrs.name));
+  return Impl::single(impl_->layer({input}, {}, attrs));
 }
 
 namespace graph {
 namespace {
-Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
-  const std::string op_name = get_string(ctx.attrs, "op");
-  auto op = parse_enum<UnaryOp>(op_name);
-  if (!op) return ctx.error("unknown op '{}'", op_name);
-  if (unary_takes_signed_integers(*op)) {
+Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const UnaryAttributes& a) {
+  if (unary_takes_signed_integers(a.op)) {
     TO_RETURN_IF_ERROR(ctx.require_type(0, {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
                                             DataType::kInt8, DataType::kInt32, DataType::kInt64},
                                         "input"));
@@ -26,7 +22,7 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx) {
 }
 }  // namespace
 
-extern const OpDef kUnaryOp{1, 1, &infer};
+extern const OpDef kUnaryOp = define_op<UnaryAttributes, &infer>(1, 1);
 
 }  // namespace graph
 }  // namespace tensoracle

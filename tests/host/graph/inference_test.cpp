@@ -182,6 +182,32 @@ const InferCase kCases[] = {
        return n.plugin({image(n)}, PluginAttributes().set_plugin("dcn").set_output_types({DataType::kFloat16}).set_output_shapes({{2, 8}}))[0];
      },
      "fp16[2,8]"},
+    // Every axis attribute is checked when the layer is defined (backends never see a bad one).
+    {"softmax_axis_out_of_range", [](Network& n) { return n.softmax(image(n), SoftmaxAttributes().set_axis(4)); },
+     "layer 'softmax_0' (softmax): axis 4 is out of range", true},
+    {"softmax_negative_axis_out_of_range",
+     [](Network& n) { return n.softmax(image(n), SoftmaxAttributes().set_axis(-5)); }, "axis -5 is out of range", true},
+    {"layer_norm_axis_out_of_range",
+     [](Network& n) { return n.layer_norm(image(n), {}, {}, LayerNormAttributes().set_axis(4)); }, "axis 4 is out of range", true},
+    {"rms_norm_axis_out_of_range",
+     [](Network& n) { return n.rms_norm(image(n), {}, RmsNormAttributes().set_axis(-7)); }, "axis -7 is out of range", true},
+    {"concat_axis_out_of_range",
+     [](Network& n) { return n.concat({image(n)}, ConcatAttributes().set_axis(4)); }, "axis 4 is out of range", true},
+    {"gather_axis_out_of_range",
+     [](Network& n) { return n.gather(image(n), constant(n, DataType::kInt64, {2}), GatherAttributes().set_axis(-5)); },
+     "axis -5 is out of range", true},
+    {"top_k_axis_out_of_range",
+     [](Network& n) { return n.top_k(image(n), TopKAttributes().set_axis(9)).values; }, "axis 9 is out of range", true},
+    {"quantize_per_channel_axis_out_of_range",
+     [](Network& n) { return n.quantize(image(n), constant(n, kF32, {4}), QuantizeAttributes().set_axis(4)); },
+     "axis 4 is out of range", true},
+    {"dequantize_per_channel_axis_out_of_range",
+     [](Network& n) {
+       return n.dequantize(n.add_input("q", DataType::kInt8, {4, 2}), constant(n, kF32, {4}), DequantizeAttributes().set_axis(-3));
+     },
+     "axis -3 is out of range", true},
+    {"reduce_axis_twice",
+     [](Network& n) { return n.reduce(image(n), ReduceAttributes().set_axes({1, -3})); }, "name dim 1 twice", true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Layers, Inference, ::testing::ValuesIn(kCases),

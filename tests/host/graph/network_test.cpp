@@ -30,7 +30,11 @@ TEST(Network, LayerOutputsAreInferredAndNamedAfterTheLayer) {
   EXPECT_EQ(net.tensor(y).desc.to_string(), "fp32[2,3]");
   const Node& node = net.node(static_cast<size_t>(net.tensor(y).producer));
   EXPECT_EQ(node.kind, OpKind::kElementwise);
-  EXPECT_EQ(std::get<std::string>(node.attributes.at("op")), "mul");
+  ASSERT_NE(node.attributes<ElementwiseAttributes>(), nullptr);
+  EXPECT_EQ(node.attributes<ElementwiseAttributes>()->op, ElementwiseOp::kMul);
+  EXPECT_EQ(node.attributes<ElementwiseAttributes>()->name, "scale");
+  EXPECT_EQ(node.attributes<UnaryAttributes>(), nullptr);
+  EXPECT_EQ(std::get<std::string>(node.attribute_map().at("op")), "mul");
 }
 
 TEST(Network, GeneratedLayerNamesAreUnique) {

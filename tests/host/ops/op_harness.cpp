@@ -73,7 +73,7 @@ Result<Network> with_float_type(const Network& net, DataType type) {
                        static_cast<size_t>(array.element_count()));
       outs.push_back(out.add_constant(std::move(array), node.name));
     } else {
-      AttributeMap attrs = node.attributes;
+      AttributeMap attrs = node.attribute_map();
       auto it = attrs.find("output_type");
       if (it == attrs.end() || !std::holds_alternative<std::string>(it->second) || std::get<std::string>(it->second) != fp32_name)
         return false;

@@ -124,10 +124,10 @@ std::set<std::string> covered_by_cases() {
       const Node& node = net.node(i);
       if (node.kind == OpKind::kConstant) continue;
       covered.insert(std::string(op_kind_name(node.kind)));
-      const std::string sub_op_key = node.kind == OpKind::kActivation ? "kind" : "op";
-      auto it = node.attributes.find(sub_op_key);
-      if (is_pointwise(node.kind) && it != node.attributes.end())
-        covered.insert(std::string(op_kind_name(node.kind)) + ":" + std::get<std::string>(it->second));
+      const std::string kind(op_kind_name(node.kind));
+      if (const auto* e = node.attributes<ElementwiseAttributes>()) covered.insert(kind + ":" + std::string(enum_name(e->op)));
+      if (const auto* u = node.attributes<UnaryAttributes>()) covered.insert(kind + ":" + std::string(enum_name(u->op)));
+      if (const auto* a = node.attributes<ActivationAttributes>()) covered.insert(kind + ":" + std::string(enum_name(a->kind)));
     }
   }
   return covered;

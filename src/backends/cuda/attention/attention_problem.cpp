@@ -110,9 +110,9 @@ Result<AttentionProblem> describe_attention(const StepInstance& step) {
     }
   }
 
-  const AttributeMap& attrs = anchor.node.attributes;
-  p.scale = graph::get_float(attrs, "scale", 1.0 / std::sqrt(static_cast<double>(p.d)));
-  p.causal = graph::get_bool(attrs, "causal");
+  TO_ASSIGN_OR_RETURN(const AttentionAttributes* attrs, graph::attributes_of<AttentionAttributes>(anchor.node));
+  p.scale = attrs->scale_for(p.d);
+  p.causal = attrs->causal;
   if (anchor.inputs.size() > 3 && anchor.inputs[3]) {
     p.has_mask = true;
     p.mask_dtype = anchor.inputs[3]->dtype;

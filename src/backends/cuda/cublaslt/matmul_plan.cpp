@@ -175,8 +175,9 @@ Result<MatmulPlan> plan_matmul(const StepInstance& step) {
 
   const Operand a = as_matrices(a_desc.shape, true);
   const Operand b = as_matrices(b_desc.shape, false);
-  const bool ta = graph::get_bool(node.attributes, "transpose_a") && a_desc.shape.rank() > 1;
-  const bool tb = graph::get_bool(node.attributes, "transpose_b") && b_desc.shape.rank() > 1;
+  TO_ASSIGN_OR_RETURN(const MatMulAttributes* attrs, graph::attributes_of<MatMulAttributes>(node));
+  const bool ta = attrs->transpose_a && a_desc.shape.rank() > 1;
+  const bool tb = attrs->transpose_b && b_desc.shape.rank() > 1;
   const int64_t m = ta ? a.cols : a.rows;
   const int64_t k = ta ? a.rows : a.cols;
   const int64_t n = tb ? b.rows : b.cols;

@@ -9,13 +9,6 @@ namespace {
 
 bool conv_type(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16; }
 
-// A spatial attribute with its default for every dim (inference checked the lengths).
-std::vector<int64_t> spatial(const AttributeMap& attrs, const char* key, size_t n, int64_t fallback) {
-  std::vector<int64_t> v = graph::get_ints(attrs, key);
-  if (v.empty()) v.assign(n, fallback);
-  return v;
-}
-
 }  // namespace
 
 ConvElement conv_element(DataType dtype) {
@@ -116,18 +109,29 @@ Result<ConvProblem> conv_problem(const StepInstance& step) {
       return unsupported("layer '{}': nhwc needs rank-4 tensors, the input is {}", name, p.x_shape.to_string());
   }
 
-  const AttributeMap& attrs = node.attributes;
   const size_t s = rank - 2, skip = 3 - s;
   p.spatial_rank = static_cast<int>(s);
-  p.groups = graph::get_int(attrs, "groups", 1);
+  std::vector<int64_t> stride, dilation, pre, post, outpad(s, 0);
+  const auto read = [&](const auto& a) {  // the fields convolutions and deconvolutions share
+    p.groups = a.groups;
+    stride = a.strides(s);
+    dilation = a.dilations(s);
+    pre = a.pre_paddings(s);
+    post = a.post_paddings(s);
+  };
+  if (const auto* deconv = node.attributes<DeconvolutionAttributes>()) {
+    read(*deconv);
+    outpad = deconv->output_paddings(s);
+  } else if (const auto* conv = node.attributes<ConvolutionAttributes>()) {
+    read(*conv);
+  } else {
+    return graph::wrong_attributes(node, OpKind::kConvolution);
+  }
   p.n = p.x_shape[0];
   p.c = p.x_shape[1];
   p.k = p.y_shape[1];
   if (p.groups < 1 || p.c % p.groups != 0 || p.k % p.groups != 0)
     return invalid_argument("layer '{}': channels {} -> {} do not split into {} groups", name, p.c, p.k, p.groups);
-  const auto stride = spatial(attrs, "stride", s, 1), dilation = spatial(attrs, "dilation", s, 1);
-  const auto pre = spatial(attrs, "pre_padding", s, 0), post = spatial(attrs, "post_padding", s, 0);
-  const auto outpad = p.transposed ? spatial(attrs, "output_padding", s, 0) : std::vector<int64_t>(s, 0);
   for (const auto* v : {&stride, &dilation, &pre, &post, &outpad})
     if (v->size() != s) return invalid_argument("layer '{}': spatial attributes must have {} entries", name, s);
   for (size_t i = 0; i < s; ++i) {

@@ -15,7 +15,8 @@ class ConcatTactic final : public DataMovementTactic {
   ConcatTactic() : DataMovementTactic("kernel.concat", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     const Dims& y = step.outputs[0].shape;
-    const int64_t axis = *graph::normalize_axis(graph::get_int(step.anchor.node.attributes, "axis"), y.rank());
+    TO_ASSIGN_OR_RETURN(const ConcatAttributes* attrs, graph::attributes_of<ConcatAttributes>(step.anchor.node));
+    TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(step.anchor.node, attrs->axis, y.rank()));
     const std::vector<int64_t> out_strides = element_strides(y, Layout::kLinear);
     copies_.clear();
     int64_t offset = 0;
@@ -57,8 +58,9 @@ class ConcatFamily final : public DataMovementFamily {
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     const Dims& y = step.outputs[0].shape;
-    if (!graph::normalize_axis(graph::get_int(step.anchor.node.attributes, "axis"), y.rank()))
-      return refuse(step, "axis {} is out of range for rank {}", graph::get_int(step.anchor.node.attributes, "axis"), y.rank());
+    TO_ASSIGN_OR_RETURN(const ConcatAttributes* attrs, graph::attributes_of<ConcatAttributes>(step.anchor.node));
+    if (auto axis = graph::axis_of(step.anchor.node, attrs->axis, y.rank()); !axis.is_ok())
+      return refuse(step, "{}", axis.status().message());
     for (const TensorDesc* input : step.anchor.inputs)
       if (input->shape.rank() != y.rank() || input->dtype != step.outputs[0].dtype)
         return refuse(step, "input {} does not match the output {}", input->to_string(), step.outputs[0].to_string());

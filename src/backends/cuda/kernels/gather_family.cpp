@@ -14,7 +14,8 @@ class GatherTactic final : public DataMovementTactic {
   GatherTactic() : DataMovementTactic("kernel.gather", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     const Dims& data = step.anchor.inputs[0]->shape;
-    const int64_t axis = *graph::normalize_axis(graph::get_int(step.anchor.node.attributes, "axis"), data.rank());
+    TO_ASSIGN_OR_RETURN(const GatherAttributes* attrs, graph::attributes_of<GatherAttributes>(step.anchor.node));
+    TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(step.anchor.node, attrs->axis, data.rank()));
     args_ = GatherArgs{};
     for (size_t d = 0; d < data.rank(); ++d) {
       if (static_cast<int64_t>(d) < axis) args_.outer *= data[d];
@@ -50,13 +51,12 @@ class GatherFamily final : public DataMovementFamily {
     const TensorDesc& indices = *step.anchor.inputs[1];
     if (indices.dtype != DataType::kInt32 && indices.dtype != DataType::kInt64)
       return refuse(step, "indices of type {} (takes int32 or int64)", data_type_name(indices.dtype));
-    const int64_t axis_attr = graph::get_int(step.anchor.node.attributes, "axis");
-    const auto axis = graph::normalize_axis(axis_attr, data.shape.rank());
-    if (!axis) return refuse(step, "axis {} is out of range for {}", axis_attr, data.to_string());
+    TO_ASSIGN_OR_RETURN(const GatherAttributes* attrs, graph::attributes_of<GatherAttributes>(step.anchor.node));
+    TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(step.anchor.node, attrs->axis, data.shape.rank()));
     // Every index of an empty axis is out of range: the reference's error, known before running.
-    if (data.shape[static_cast<size_t>(*axis)] == 0 && elements_of(step.outputs[0].shape) > 0)
+    if (data.shape[static_cast<size_t>(axis)] == 0 && elements_of(step.outputs[0].shape) > 0)
       return invalid_argument("layer '{}' (gather): axis {} of {} is empty, so every index is out of range",
-                              step.anchor.node.name, *axis, data.to_string());
+                              step.anchor.node.name, axis, data.to_string());
     return Status::ok();
   }
 

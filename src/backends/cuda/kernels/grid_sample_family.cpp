@@ -12,7 +12,7 @@ class GridSampleTactic final : public DataMovementTactic {
  public:
   GridSampleTactic() : DataMovementTactic("kernel.grid_sample", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
-    const AttributeMap& attrs = step.anchor.node.attributes;
+    TO_ASSIGN_OR_RETURN(const GridSampleAttributes* attrs, graph::attributes_of<GridSampleAttributes>(step.anchor.node));
     const Dims& x = step.anchor.inputs[0]->shape;
     const Dims& y = step.outputs[0].shape;
     args_ = GridSampleArgs{};
@@ -22,9 +22,9 @@ class GridSampleTactic final : public DataMovementTactic {
     args_.w = x[3];
     args_.out_h = y[2];
     args_.out_w = y[3];
-    args_.align_corners = graph::get_bool(attrs, "align_corners");
-    args_.border = graph::get_enum(attrs, "padding", GridSamplePadding::kZeros) == GridSamplePadding::kBorder;
-    args_.nearest = graph::get_enum(attrs, "mode", GridSampleMode::kBilinear) == GridSampleMode::kNearest;
+    args_.align_corners = attrs->align_corners;
+    args_.border = attrs->padding == GridSamplePadding::kBorder;
+    args_.nearest = attrs->mode == GridSampleMode::kNearest;
     type_ = step.outputs[0].dtype;
     initialized_ = true;
     return Status::ok();

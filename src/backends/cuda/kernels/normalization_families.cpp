@@ -31,24 +31,39 @@ bool has_input(const StepInstance& step, size_t i) { return i < step.anchor.inpu
 
 // The rows of the step (pointers left empty), or why they cannot be formed.
 Result<NormArgs> norm_rows(const StepInstance& step, NormKind kind) {
-  const AttributeMap& attrs = step.anchor.node.attributes;
+  const Node& node = step.anchor.node;
   const Dims& x = step.anchor.inputs[0]->shape;
   const int64_t count = elements_in(x);
   NormArgs a;
-  a.epsilon = static_cast<float>(graph::get_float(attrs, "epsilon"));
   if (kind == NormKind::kLayer || kind == NormKind::kRms) {
-    const int64_t attr = graph::get_int(attrs, "axis", -1);
-    const auto axis = graph::normalize_axis(attr, x.rank());
-    if (!axis) return invalid_argument("axis {} is out of range for {}", attr, x.to_string());
+    int64_t axis_attribute = 0;
+    if (kind == NormKind::kLayer) {
+      TO_ASSIGN_OR_RETURN(const LayerNormAttributes* attrs, graph::attributes_of<LayerNormAttributes>(node));
+      axis_attribute = attrs->axis;
+      a.epsilon = static_cast<float>(attrs->epsilon);
+    } else {
+      TO_ASSIGN_OR_RETURN(const RmsNormAttributes* attrs, graph::attributes_of<RmsNormAttributes>(node));
+      axis_attribute = attrs->axis;
+      a.epsilon = static_cast<float>(attrs->epsilon);
+    }
+    TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(node, axis_attribute, x.rank()));
     a.size = 1;
-    for (size_t d = static_cast<size_t>(*axis); d < x.rank(); ++d) a.size *= x[d];
+    for (size_t d = static_cast<size_t>(axis); d < x.rank(); ++d) a.size *= x[d];
     a.rows = a.size ? count / a.size : 0;
     a.rms = kind == NormKind::kRms;
     return a;
   }
   if (x.rank() < 2) return invalid_argument("input {} has no channel dim", x.to_string());
   const int64_t n = x[0], c = x[1];
-  const int64_t groups = kind == NormKind::kInstance ? c : graph::get_int(attrs, "groups", 1);
+  int64_t groups = c;
+  if (kind == NormKind::kInstance) {
+    TO_ASSIGN_OR_RETURN(const InstanceNormAttributes* attrs, graph::attributes_of<InstanceNormAttributes>(node));
+    a.epsilon = static_cast<float>(attrs->epsilon);
+  } else {
+    TO_ASSIGN_OR_RETURN(const GroupNormAttributes* attrs, graph::attributes_of<GroupNormAttributes>(node));
+    a.epsilon = static_cast<float>(attrs->epsilon);
+    groups = attrs->groups;
+  }
   if (groups <= 0 || c % groups) return invalid_argument("{} groups do not divide {} channels", groups, c);
   a.groups = groups;
   a.channels_per_group = c / groups;
@@ -131,7 +146,8 @@ class BatchNormTactic final : public KernelTactic {
     if (layout == Layout::kLinear)
       for (size_t d = 2; d < x.rank(); ++d) args_.inner *= x[d];
     if (args_.inner == 0) args_.inner = 1;  // an empty tensor: nothing runs
-    args_.epsilon = static_cast<float>(graph::get_float(step.anchor.node.attributes, "epsilon"));
+    TO_ASSIGN_OR_RETURN(const BatchNormAttributes* attrs, graph::attributes_of<BatchNormAttributes>(step.anchor.node));
+    args_.epsilon = static_cast<float>(attrs->epsilon);
     type_ = step.outputs[0].dtype;
     initialized_ = true;
     return Status::ok();

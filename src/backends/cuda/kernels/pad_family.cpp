@@ -31,10 +31,13 @@ class PadTactic final : public DataMovementTactic {
  public:
   PadTactic() : DataMovementTactic("kernel.pad", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
-    const AttributeMap& attrs = step.anchor.node.attributes;
+    TO_ASSIGN_OR_RETURN(const PadAttributes* attrs, graph::attributes_of<PadAttributes>(step.anchor.node));
     const Dims& x = step.anchor.inputs[0]->shape;
     const Dims& y = step.outputs[0].shape;
-    const std::vector<int64_t> pre = graph::get_ints(attrs, "pre");
+    const std::vector<int64_t>& pre = attrs->pre;
+    if (pre.size() > x.rank() || y.rank() != x.rank())
+      return unsupported("layer '{}': pre {} does not cover trailing dims of {}", step.anchor.node.name, Dims(pre).to_string(),
+                         x.to_string());
     const std::vector<int64_t> in_strides = element_strides(x, Layout::kLinear);
     args_ = PadArgs{};
     args_.rank = static_cast<int>(y.rank());
@@ -44,8 +47,8 @@ class PadTactic final : public DataMovementTactic {
       args_.in_stride[d] = in_strides[d];
       args_.pre[d] = d + pre.size() >= x.rank() ? pre[d + pre.size() - x.rank()] : 0;
     }
-    args_.fill = static_cast<PadFill>(graph::get_enum(attrs, "mode", PadMode::kConstant));
-    args_.value_bits = encode_value(graph::get_float(attrs, "value"), step.outputs[0].dtype);
+    args_.fill = static_cast<PadFill>(attrs->mode);
+    args_.value_bits = encode_value(attrs->value, step.outputs[0].dtype);
     args_.count = elements_of(y);
     element_size_ = data_type_size(step.outputs[0].dtype);
     initialized_ = true;
@@ -68,13 +71,13 @@ class PadFamily final : public DataMovementFamily {
   PadFamily() : DataMovementFamily("kernel.pad") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
-    const AttributeMap& attrs = step.anchor.node.attributes;
+    TO_ASSIGN_OR_RETURN(const PadAttributes* attrs, graph::attributes_of<PadAttributes>(step.anchor.node));
     const Dims& x = step.anchor.inputs[0]->shape;
-    const std::vector<int64_t> pre = graph::get_ints(attrs, "pre");
-    const std::vector<int64_t> post = graph::get_ints(attrs, "post");
+    const std::vector<int64_t>& pre = attrs->pre;
+    const std::vector<int64_t>& post = attrs->post;
     if (pre.size() != post.size() || pre.size() > x.rank() || step.outputs[0].shape.rank() != x.rank())
       return refuse(step, "pre/post do not cover trailing dims of {}", x.to_string());
-    const PadMode mode = graph::get_enum(attrs, "mode", PadMode::kConstant);
+    const PadMode mode = attrs->mode;
     // The kernel reads one reflection or wrap only; inference enforces these limits, and a
     // kernel beyond them would read out of bounds, so check them again on the concrete shapes.
     for (size_t i = 0; i < pre.size(); ++i) {

@@ -16,36 +16,36 @@ namespace {
 // Windows at least this large are worth a warp each.
 constexpr int64_t kWarpWindow = 64;
 
-size_t pooled_dims(const StepInstance& step) {
-  const AttributeMap& attrs = step.anchor.node.attributes;
-  if (graph::get_bool(attrs, "global")) return step.anchor.inputs[0]->shape.rank() - 2;
-  return graph::get_ints(attrs, "window").size();
+size_t pooled_dims(const StepInstance& step, const PoolingAttributes& attrs) {
+  if (attrs.global) return step.anchor.inputs[0]->shape.rank() - 2;
+  return attrs.window.size();
 }
 
 Layout layout_at(const std::vector<Layout>& layouts, size_t i) { return i < layouts.size() ? layouts[i] : Layout::kLinear; }
 
-PoolingArgs pooling_args(const StepInstance& step) {
-  const AttributeMap& attrs = step.anchor.node.attributes;
+Result<PoolingArgs> pooling_args(const StepInstance& step) {
+  TO_ASSIGN_OR_RETURN(const PoolingAttributes* attrs, graph::attributes_of<PoolingAttributes>(step.anchor.node));
   const Dims& x = step.anchor.inputs[0]->shape;
   const Dims& y = step.outputs[0].shape;
-  const bool global = graph::get_bool(attrs, "global");
-  const size_t n = pooled_dims(step);
-  const std::vector<int64_t> window = graph::get_ints(attrs, "window"), strides = graph::get_ints(attrs, "stride");
-  const std::vector<int64_t> pres = graph::get_ints(attrs, "pre_padding"), posts = graph::get_ints(attrs, "post_padding");
+  const bool global = attrs->global;
+  const size_t n = pooled_dims(step, *attrs);
+  if (n < 1 || n > 3 || x.rank() < n + 1 || y.rank() != x.rank())
+    return unsupported("layer '{}': pools {} dims of {} (takes 1 to 3)", step.anchor.node.name, n, x.to_string());
+  const std::vector<int64_t> strides = attrs->strides(n), pres = attrs->pre_paddings(n), posts = attrs->post_paddings(n);
   const std::vector<int64_t> in_strides = element_strides(x, layout_at(step.input_layouts, 0));
   const std::vector<int64_t> out_strides = element_strides(y, layout_at(step.output_layouts, 0));
   PoolingArgs a;
-  a.is_max = graph::get_enum(attrs, "kind", PoolingKind::kMax) == PoolingKind::kMax;
-  a.count_include_pad = graph::get_bool(attrs, "count_include_pad", true);
+  a.is_max = attrs->kind == PoolingKind::kMax;
+  a.count_include_pad = attrs->count_include_pad;
   a.count = elements_of(y);
   for (size_t i = 0; i < n; ++i) {
     const size_t d = 3 - n + i, dim = x.rank() - n + i;
     a.in[d] = x[dim];
     a.in_step[d] = in_strides[dim];
-    a.window[d] = global ? x[dim] : window[i];
-    a.stride[d] = global || strides.empty() ? a.window[d] : strides[i];
-    a.pre[d] = pres.empty() ? 0 : pres[i];
-    a.post[d] = posts.empty() ? 0 : posts[i];
+    a.window[d] = global ? x[dim] : attrs->window[i];
+    a.stride[d] = global ? a.window[d] : strides[i];
+    a.pre[d] = pres[i];
+    a.post[d] = posts[i];
   }
   // Walk the output in memory order: dims by decreasing output stride.
   std::vector<size_t> order(y.rank());
@@ -67,7 +67,7 @@ class PoolingTactic final : public DataMovementTactic {
  public:
   explicit PoolingTactic(const std::string& variant) : DataMovementTactic("kernel.pooling", variant) {}
   Status initialize(const StepInstance& step, const RunContext&) override {
-    args_ = pooling_args(step);
+    TO_ASSIGN_OR_RETURN(args_, pooling_args(step));
     type_ = step.outputs[0].dtype;
     initialized_ = true;
     return Status::ok();
@@ -90,22 +90,19 @@ class PoolingFamily final : public DataMovementFamily {
   PoolingFamily() : DataMovementFamily("kernel.pooling") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step, /*allow_nhwc=*/true));
-    const AttributeMap& attrs = step.anchor.node.attributes;
+    TO_ASSIGN_OR_RETURN(const PoolingAttributes* attrs, graph::attributes_of<PoolingAttributes>(step.anchor.node));
     const TensorDesc& x = *step.anchor.inputs[0];
     const Dims& y = step.outputs[0].shape;
     if (x.dtype != DataType::kFloat32 && x.dtype != DataType::kFloat16 && x.dtype != DataType::kBFloat16)
       return refuse(step, "type {} (takes fp32, fp16, bf16)", data_type_name(x.dtype));
-    const bool global = graph::get_bool(attrs, "global");
+    const bool global = attrs->global;
     if (global && x.shape.rank() < 3) return refuse(step, "global pooling of rank-{} {}", x.shape.rank(), x.to_string());
-    const size_t n = pooled_dims(step);
+    const size_t n = pooled_dims(step, *attrs);
     if (n < 1 || n > 3) return refuse(step, "pools {} dims (takes 1 to 3)", n);
     if (x.shape.rank() < n + 1 || y.rank() != x.shape.rank()) return refuse(step, "{} has too few dims to pool {}", x.to_string(), n);
     if (!global) {
-      const auto check = [&](const char* key, size_t expected_or_empty) {
-        const size_t size = graph::get_ints(attrs, key).size();
-        return size == expected_or_empty || size == 0;
-      };
-      if (!check("stride", n) || !check("pre_padding", n) || !check("post_padding", n))
+      const auto check = [&](const std::vector<int64_t>& v) { return v.size() == n || v.empty(); };
+      if (!check(attrs->stride) || !check(attrs->pre_padding) || !check(attrs->post_padding))
         return refuse(step, "stride and padding must each be empty or have {} entries", n);
     }
     for (size_t i = x.shape.rank() - n; i < x.shape.rank(); ++i)
@@ -115,7 +112,9 @@ class PoolingFamily final : public DataMovementFamily {
 
  protected:
   std::vector<std::string> variants(const StepInstance& step) const override {
-    const PoolingArgs a = pooling_args(step);
+    const auto args = pooling_args(step);
+    if (!args.is_ok()) return {"thread"};  // can_implement has refused the step
+    const PoolingArgs& a = *args;
     const int64_t window = a.window[0] * a.window[1] * a.window[2];
     if (window >= kWarpWindow) return {"warp", "thread"};
     return {"thread"};

@@ -28,12 +28,19 @@ Result<QuantizeArgs> quantize_args(const StepInstance& step, bool dequantize) {
     if (elements_in(s) != 1) return invalid_argument("scale {} is neither one value nor per-channel", s.to_string());
     return a;
   }
-  const int64_t attr = graph::get_int(step.anchor.node.attributes, "axis", 1);
-  const auto axis = graph::normalize_axis(attr, x.rank());
-  if (!axis) return invalid_argument("axis {} is out of range for {}", attr, x.to_string());
-  if (x[*axis] != s[0]) return invalid_argument("scale {} does not match dim {} of {}", s.to_string(), *axis, x.to_string());
+  const Node& node = step.anchor.node;
+  int64_t axis_attribute = 0;
+  if (dequantize) {
+    TO_ASSIGN_OR_RETURN(const DequantizeAttributes* attrs, graph::attributes_of<DequantizeAttributes>(node));
+    axis_attribute = attrs->axis;
+  } else {
+    TO_ASSIGN_OR_RETURN(const QuantizeAttributes* attrs, graph::attributes_of<QuantizeAttributes>(node));
+    axis_attribute = attrs->axis;
+  }
+  TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(node, axis_attribute, x.rank()));
+  if (x[axis] != s[0]) return invalid_argument("scale {} does not match dim {} of {}", s.to_string(), axis, x.to_string());
   a.channels = s[0];
-  for (size_t d = static_cast<size_t>(*axis) + 1; d < x.rank(); ++d) a.inner *= x[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d) a.inner *= x[d];
   if (a.inner == 0) a.inner = 1;  // an empty tensor: nothing runs
   return a;
 }

@@ -14,18 +14,14 @@ constexpr const char* kFamily = "kernel.reduce";
 
 // Kept and reduced dims of the input, size-1 dims dropped and neighbours of one kind merged.
 Result<ReduceArgs> reduce_args(const StepInstance& step) {
-  const AttributeMap& attrs = step.anchor.node.attributes;
+  TO_ASSIGN_OR_RETURN(const ReduceAttributes* attrs, graph::attributes_of<ReduceAttributes>(step.anchor.node));
   const Dims& x = step.anchor.inputs[0]->shape;
-  const std::vector<int64_t> axes = graph::get_ints(attrs, "axes");
-  std::vector<bool> reduced(x.rank(), axes.empty());
-  for (int64_t a : axes) {
-    const auto axis = graph::normalize_axis(a, x.rank());
-    if (!axis) return invalid_argument("axis {} is out of range for {}", a, x.to_string());
-    reduced[*axis] = true;
-  }
+  TO_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, graph::reduced_axes(step.anchor.node, *attrs, x.rank()));
+  std::vector<bool> reduced(x.rank(), false);
+  for (int64_t axis : axes) reduced[static_cast<size_t>(axis)] = true;
   const std::vector<int64_t> strides = element_strides(x, Layout::kLinear);
   ReduceArgs r;
-  r.op = graph::get_enum(attrs, "op", ReduceOp::kSum);
+  r.op = attrs->op;
   r.type = step.anchor.inputs[0]->dtype;
   r.outputs = 1;
   r.count = 1;

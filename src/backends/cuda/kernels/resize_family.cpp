@@ -53,13 +53,15 @@ class ResizeTactic final : public DataMovementTactic {
   ResizeTactic() : DataMovementTactic("kernel.resize", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     initialized_ = false;
-    const AttributeMap& attrs = step.anchor.node.attributes;
+    TO_ASSIGN_OR_RETURN(const ResizeAttributes* attrs, graph::attributes_of<ResizeAttributes>(step.anchor.node));
     const Dims& x = step.anchor.inputs[0]->shape;
     const Dims& y = step.outputs[0].shape;
-    const auto mode = graph::get_enum(attrs, "mode", ResizeMode::kNearest);
-    const auto coords = graph::get_enum(attrs, "coordinates", ResizeCoordinates::kAsymmetric);
-    const std::vector<double> scales = graph::get_floats(attrs, "scales");
-    const size_t n = scales.empty() ? graph::get_ints(attrs, "output_size").size() : scales.size();
+    const ResizeMode mode = attrs->mode;
+    const ResizeCoordinates coords = attrs->coordinates;
+    const std::vector<double>& scales = attrs->scales;
+    const size_t n = attrs->spatial_rank();
+    if (n > 3 || x.rank() < 3 || y.rank() != x.rank())
+      return unsupported("layer '{}': resizes {} trailing dims of {}", step.anchor.node.name, n, x.to_string());
     args_ = ResizeArgs{};
     std::vector<ResizeTap> taps;
     for (size_t i = 0; i < 3; ++i) {
@@ -103,13 +105,12 @@ class ResizeFamily final : public DataMovementFamily {
   ResizeFamily() : DataMovementFamily("kernel.resize") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
-    const AttributeMap& attrs = step.anchor.node.attributes;
+    TO_ASSIGN_OR_RETURN(const ResizeAttributes* attrs, graph::attributes_of<ResizeAttributes>(step.anchor.node));
     const TensorDesc& x = *step.anchor.inputs[0];
     const DataType type = x.dtype;
     if (type != DataType::kFloat32 && type != DataType::kFloat16 && type != DataType::kBFloat16)
       return refuse(step, "type {} (takes fp32, fp16, bf16)", data_type_name(type));
-    const std::vector<double> scales = graph::get_floats(attrs, "scales");
-    const size_t n = scales.empty() ? graph::get_ints(attrs, "output_size").size() : scales.size();
+    const size_t n = attrs->spatial_rank();
     if (n < 1 || n > 3 || x.shape.rank() < n + 1 || step.outputs[0].shape.rank() != x.shape.rank())
       return refuse(step, "resizes {} trailing dims of {} (takes 1 to 3)", n, x.to_string());
     for (size_t i = x.shape.rank() - n; i < x.shape.rank(); ++i)

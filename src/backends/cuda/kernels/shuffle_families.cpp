@@ -31,10 +31,13 @@ class ReshapeFamily final : public DataMovementFamily {
 };
 
 // Output dim i walks input dim perm[i].
-StridedCopy transpose_copy(const StepInstance& step) {
+Result<StridedCopy> transpose_copy(const StepInstance& step) {
   const Dims& x = step.anchor.inputs[0]->shape;
   const Dims& y = step.outputs[0].shape;
-  const std::vector<int64_t> perm = graph::get_ints(step.anchor.node.attributes, "perm");
+  TO_ASSIGN_OR_RETURN(const TransposeAttributes* attrs, graph::attributes_of<TransposeAttributes>(step.anchor.node));
+  const std::vector<int64_t>& perm = attrs->perm;
+  if (perm.size() != y.rank() || x.rank() != y.rank())
+    return unsupported("perm {} does not cover the {} dims of the output", Dims(perm).to_string(), y.rank());
   const std::vector<int64_t> in_strides = element_strides(x, Layout::kLinear);
   const std::vector<int64_t> out_strides = element_strides(y, Layout::kLinear);
   StridedCopy copy;
@@ -51,7 +54,7 @@ class TransposeTactic final : public DataMovementTactic {
  public:
   explicit TransposeTactic(const std::string& variant) : DataMovementTactic("kernel.transpose", variant) {}
   Status initialize(const StepInstance& step, const RunContext&) override {
-    copy_ = transpose_copy(step);
+    TO_ASSIGN_OR_RETURN(copy_, transpose_copy(step));
     element_size_ = data_type_size(step.outputs[0].dtype);
     initialized_ = true;
     return Status::ok();
@@ -75,15 +78,16 @@ class TransposeFamily final : public DataMovementFamily {
   TransposeFamily() : DataMovementFamily("kernel.transpose") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
-    if (graph::get_ints(step.anchor.node.attributes, "perm").size() != step.outputs[0].shape.rank())
-      return refuse(step, "perm does not cover the {} dims of the output", step.outputs[0].shape.rank());
+    if (auto copy = transpose_copy(step); !copy.is_ok()) return refuse(step, "{}", copy.status().message());
     return Status::ok();
   }
 
  protected:
   std::vector<std::string> variants(const StepInstance& step) const override {
     // Tiling depends only on the geometry (word grouping, which needs alignment, excludes it).
-    const CopyPlan plan = plan_strided_copy(transpose_copy(step), data_type_size(step.outputs[0].dtype), nullptr, nullptr);
+    auto copy = transpose_copy(step);
+    if (!copy.is_ok()) return {"strided"};  // can_implement has refused the step
+    const CopyPlan plan = plan_strided_copy(*copy, data_type_size(step.outputs[0].dtype), nullptr, nullptr);
     if (tiled_copy_applies(plan)) return {"tiled", "strided"};
     return {"strided"};
   }

@@ -8,10 +8,17 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-std::vector<int64_t> slice_steps(const StepInstance& step) {
-  std::vector<int64_t> steps = graph::get_ints(step.anchor.node.attributes, "stride");
-  if (steps.empty()) steps.assign(step.outputs[0].shape.rank(), 1);
-  return steps;
+// The slice's start and step per dim, one entry for each dim of the input and the output.
+struct SliceWalk {
+  std::vector<int64_t> start, steps;
+};
+Result<SliceWalk> slice_walk(const StepInstance& step) {
+  TO_ASSIGN_OR_RETURN(const SliceAttributes* attrs, graph::attributes_of<SliceAttributes>(step.anchor.node));
+  const Dims& x = step.anchor.inputs[0]->shape;
+  SliceWalk walk{attrs->start, attrs->strides(x.rank())};
+  if (walk.start.size() != x.rank() || walk.steps.size() != x.rank() || step.outputs[0].shape.rank() != x.rank())
+    return unsupported("start and stride must have one entry per dim of {}", x.to_string());
+  return walk;
 }
 
 class SliceTactic final : public DataMovementTactic {
@@ -20,8 +27,9 @@ class SliceTactic final : public DataMovementTactic {
   Status initialize(const StepInstance& step, const RunContext&) override {
     const Dims& x = step.anchor.inputs[0]->shape;
     const Dims& y = step.outputs[0].shape;
-    const std::vector<int64_t> start = graph::get_ints(step.anchor.node.attributes, "start");
-    const std::vector<int64_t> steps = slice_steps(step);
+    TO_ASSIGN_OR_RETURN(const SliceWalk walk, slice_walk(step));
+    const std::vector<int64_t>& start = walk.start;
+    const std::vector<int64_t>& steps = walk.steps;
     const std::vector<int64_t> in_strides = element_strides(x, Layout::kLinear);
     const std::vector<int64_t> out_strides = element_strides(y, Layout::kLinear);
     copy_ = StridedCopy{};
@@ -56,10 +64,10 @@ class SliceFamily final : public DataMovementFamily {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     const Dims& x = step.anchor.inputs[0]->shape;
     const Dims& y = step.outputs[0].shape;
-    const std::vector<int64_t> start = graph::get_ints(step.anchor.node.attributes, "start");
-    const std::vector<int64_t> steps = slice_steps(step);
-    if (start.size() != x.rank() || steps.size() != x.rank() || y.rank() != x.rank())
-      return refuse(step, "start and stride must have one entry per dim of {}", x.to_string());
+    auto walk = slice_walk(step);
+    if (!walk.is_ok()) return refuse(step, "{}", walk.status().message());
+    const std::vector<int64_t>& start = walk->start;
+    const std::vector<int64_t>& steps = walk->steps;
     // The reference's run-time check, made here where the shapes are concrete.
     for (size_t i = 0; i < x.rank(); ++i) {
       if (y[i] == 0) continue;

@@ -16,13 +16,12 @@ constexpr const char* kColumns = "columns";
 
 Result<SoftmaxShape> softmax_shape(const StepInstance& step) {
   const Dims& x = step.anchor.inputs[0]->shape;
-  const int64_t attr = graph::get_int(step.anchor.node.attributes, "axis", -1);
-  const auto axis = graph::normalize_axis(attr, x.rank());
-  if (!axis) return invalid_argument("layer '{}': softmax axis {} is out of range for {}", step.anchor.node.name, attr, x.to_string());
+  TO_ASSIGN_OR_RETURN(const SoftmaxAttributes* attrs, graph::attributes_of<SoftmaxAttributes>(step.anchor.node));
+  TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(step.anchor.node, attrs->axis, x.rank()));
   SoftmaxShape s;
   for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
-    if (d < *axis) s.outer *= x[d];
-    else if (d == *axis) s.size = x[d];
+    if (d < axis) s.outer *= x[d];
+    else if (d == axis) s.size = x[d];
     else s.inner *= x[d];
   }
   return s;

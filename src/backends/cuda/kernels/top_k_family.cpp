@@ -9,18 +9,18 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-TopKArgs top_k_args(const StepInstance& step) {
-  const AttributeMap& attrs = step.anchor.node.attributes;
+Result<TopKArgs> top_k_args(const StepInstance& step) {
+  TO_ASSIGN_OR_RETURN(const TopKAttributes* attrs, graph::attributes_of<TopKAttributes>(step.anchor.node));
   const Dims& x = step.anchor.inputs[0]->shape;
-  const int64_t axis = *graph::normalize_axis(graph::get_int(attrs, "axis", -1), x.rank());
+  TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(step.anchor.node, attrs->axis, x.rank()));
   TopKArgs a;
   for (size_t d = 0; d < x.rank(); ++d) {
     if (static_cast<int64_t>(d) < axis) a.outer *= x[d];
     else if (static_cast<int64_t>(d) == axis) a.size = x[d];
     else a.inner *= x[d];
   }
-  a.k = graph::get_int(attrs, "k", 1);
-  a.largest = graph::get_bool(attrs, "largest", true);
+  a.k = attrs->k;
+  a.largest = attrs->largest;
   return a;
 }
 
@@ -28,11 +28,12 @@ class TopKTactic final : public DataMovementTactic {
  public:
   TopKTactic() : DataMovementTactic("kernel.top_k", "") {}
   size_t workspace_size(const StepInstance& step) const override {
-    return plan_top_k(step.anchor.inputs[0]->dtype, top_k_args(step)).workspace_bytes;
+    const auto args = top_k_args(step);  // an error: can_implement has refused the step
+    return args.is_ok() ? plan_top_k(step.anchor.inputs[0]->dtype, *args).workspace_bytes : 0;
   }
   Status initialize(const StepInstance& step, const RunContext&) override {
     type_ = step.anchor.inputs[0]->dtype;
-    args_ = top_k_args(step);
+    TO_ASSIGN_OR_RETURN(args_, top_k_args(step));
     plan_ = plan_top_k(type_, args_);
     TO_RETURN_IF_ERROR(cuda_status(prepare_top_k(type_, plan_), "cudaFuncSetAttribute(top_k kernel)"));
     initialized_ = true;
@@ -64,9 +65,9 @@ class TopKFamily final : public DataMovementFamily {
     if (!top_k_supports(x.dtype)) return refuse(step, "input type {} (takes fp32, fp16, bf16, int32, int64)", data_type_name(x.dtype));
     if (step.outputs.size() != 2 || step.outputs[1].dtype != DataType::kInt64)
       return refuse(step, "expects a values output and an int64 indices output");
-    const int64_t axis_attr = graph::get_int(step.anchor.node.attributes, "axis", -1);
-    if (!graph::normalize_axis(axis_attr, x.shape.rank())) return refuse(step, "axis {} is out of range for {}", axis_attr, x.to_string());
-    const TopKArgs a = top_k_args(step);
+    const auto args = top_k_args(step);
+    if (!args.is_ok()) return refuse(step, "{}", args.status().message());
+    const TopKArgs& a = *args;
     if (a.k < 1 || a.k > a.size) return refuse(step, "k {} is not in [1, {}]", a.k, a.size);
     // Positions are sorted as int32 (the largest one is the padding marker).
     if (a.size >= (int64_t{1} << 30)) return refuse(step, "a line of {} elements (at most 2^30)", a.size);
