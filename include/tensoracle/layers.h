@@ -90,15 +90,17 @@ inline bool is_pointwise(OpKind kind) { return op_category(kind) == OpCategory::
 #define TENSORACLE_ELEMENTWISE_OPS(X)                                                         \
   X(Add, "add", arithmetic) X(Sub, "sub", arithmetic) X(Mul, "mul", arithmetic)              \
   X(Div, "div", arithmetic) X(Pow, "pow", arithmetic) X(Max, "max", arithmetic)              \
-  X(Min, "min", arithmetic) X(Equal, "equal", comparison) X(Less, "less", comparison)         \
+  X(Min, "min", arithmetic) X(Mod, "mod", arithmetic) X(Fmod, "fmod", arithmetic)            \
+  X(Equal, "equal", comparison) X(Less, "less", comparison)                                  \
   X(Greater, "greater", comparison) X(LessEqual, "less_equal", comparison)                   \
   X(GreaterEqual, "greater_equal", comparison) X(And, "and", logical) X(Or, "or", logical)
 // X(Op, name, inputs): `floating` takes fp32/fp16/bf16; `signed` also int8/int32/int64.
 #define TENSORACLE_UNARY_OPS(X)                                                               \
   X(Exp, "exp", floating) X(Log, "log", floating) X(Sqrt, "sqrt", floating)                  \
   X(Rsqrt, "rsqrt", floating) X(Recip, "recip", floating) X(Abs, "abs", signed)              \
-  X(Neg, "neg", signed) X(Sin, "sin", floating) X(Cos, "cos", floating) X(Erf, "erf", floating) \
-  X(Floor, "floor", floating) X(Ceil, "ceil", floating) X(Round, "round", floating)
+  X(Neg, "neg", signed) X(Sign, "sign", signed) X(Sin, "sin", floating)                      \
+  X(Cos, "cos", floating) X(Erf, "erf", floating) X(Floor, "floor", floating)                \
+  X(Ceil, "ceil", floating) X(Round, "round", floating)
 // X(Kind, name, alpha, beta, parameters): the defaults of ActivationAttributes' alpha and beta
 // for the kind; `parameters` says whether the kind reads them at all.
 #define TENSORACLE_ACTIVATION_KINDS(X)                                   \
@@ -142,7 +144,7 @@ enum class GridSamplePadding : uint8_t { TENSORACLE_GRID_SAMPLE_PADDINGS(TO_ENUM
 
 enum class ElementwiseClass : uint8_t { kArithmetic, kComparison, kLogical };
 ElementwiseClass elementwise_class(ElementwiseOp op);
-bool unary_takes_signed_integers(UnaryOp op);  // abs, neg: also int8/int32/int64
+bool unary_takes_signed_integers(UnaryOp op);  // abs, neg, sign: also int8/int32/int64
 // What alpha and beta are when ActivationAttributes leaves them unset, and whether the kind reads
 // them at all.
 double default_alpha(ActivationKind kind);

@@ -87,29 +87,23 @@ bool unary_takes_signed_integers(UnaryOp op) {
   return false;
 }
 
-double default_alpha(ActivationKind kind) {
-#define TO_ALPHA_(Kind, name, alpha, beta, parameters) \
-  case ActivationKind::k##Kind: return alpha;
-  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_ALPHA_) }
-#undef TO_ALPHA_
-  return 0.0;
+namespace {
+struct ActivationRow {
+  double alpha, beta;
+  bool parameters;
+};
+ActivationRow activation_row(ActivationKind kind) {
+#define TO_ACTIVATION_ROW_(Kind, name, alpha, beta, parameters) \
+  case ActivationKind::k##Kind: return {alpha, beta, parameters};
+  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_ACTIVATION_ROW_) }
+#undef TO_ACTIVATION_ROW_
+  return {0.0, 0.0, false};
 }
+}  // namespace
 
-double default_beta(ActivationKind kind) {
-#define TO_BETA_(Kind, name, alpha, beta, parameters) \
-  case ActivationKind::k##Kind: return beta;
-  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_BETA_) }
-#undef TO_BETA_
-  return 0.0;
-}
-
-bool reads_alpha_beta(ActivationKind kind) {
-#define TO_PARAMETERS_(Kind, name, alpha, beta, parameters) \
-  case ActivationKind::k##Kind: return parameters;
-  switch (kind) { TENSORACLE_ACTIVATION_KINDS(TO_PARAMETERS_) }
-#undef TO_PARAMETERS_
-  return false;
-}
+double default_alpha(ActivationKind kind) { return activation_row(kind).alpha; }
+double default_beta(ActivationKind kind) { return activation_row(kind).beta; }
+bool reads_alpha_beta(ActivationKind kind) { return activation_row(kind).parameters; }
 
 OpAttributes default_attributes(OpKind kind) {
 #define TO_DEFAULT_CASE_(Kind, name, Attributes, category) \

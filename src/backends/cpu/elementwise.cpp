@@ -33,6 +33,14 @@ void binary_map(const KernelContext& k, F f) {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// x mod y with the sign of y (numpy.mod, Python %): fmod, moved into y's sign; a zero result
+// takes y's sign too.
+double floor_mod(double x, double y) {
+  const double r = std::fmod(x, y);
+  if (r == 0) return std::copysign(0.0, y);
+  return (r < 0) != (y < 0) ? r + y : r;
+}
+
 }  // namespace
 
 Status elementwise_kernel(const KernelContext& k) {
@@ -55,6 +63,19 @@ Status elementwise_kernel(const KernelContext& k) {
       break;
     case ElementwiseOp::kMin:
       binary_map(k, [](double x, double y) { return std::isnan(x) || std::isnan(y) ? kNaN : std::min(x, y); });
+      break;
+    // Integer x mod 0 is 0 (as numpy's); floats follow fmod (x mod 0 is NaN).
+    case ElementwiseOp::kMod:
+      if (integer)
+        binary_map(k, [](double x, double y) { return y == 0 ? 0.0 : floor_mod(x, y); });
+      else
+        binary_map(k, [](double x, double y) { return floor_mod(x, y); });
+      break;
+    case ElementwiseOp::kFmod:
+      if (integer)
+        binary_map(k, [](double x, double y) { return y == 0 ? 0.0 : std::fmod(x, y); });
+      else
+        binary_map(k, [](double x, double y) { return std::fmod(x, y); });
       break;
     case ElementwiseOp::kEqual: binary_map(k, [](double x, double y) { return x == y ? 1.0 : 0.0; }); break;
     case ElementwiseOp::kLess: binary_map(k, [](double x, double y) { return x < y ? 1.0 : 0.0; }); break;

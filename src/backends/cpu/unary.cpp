@@ -30,6 +30,8 @@ Status unary_kernel(const KernelContext& k) {
     case UnaryOp::kRecip: unary_map(k, [](double x) { return 1.0 / x; }); break;
     case UnaryOp::kAbs: unary_map(k, [](double x) { return std::fabs(x); }); break;
     case UnaryOp::kNeg: unary_map(k, [](double x) { return -x; }); break;
+    // -1, 0 or 1; both zeros give +0 and NaN stays NaN (numpy.sign).
+    case UnaryOp::kSign: unary_map(k, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x; }); break;
     case UnaryOp::kSin: unary_map(k, [](double x) { return std::sin(x); }); break;
     case UnaryOp::kCos: unary_map(k, [](double x) { return std::cos(x); }); break;
     case UnaryOp::kErf: unary_map(k, [](double x) { return std::erf(x); }); break;

@@ -1,7 +1,10 @@
 // The harness cases: every layer, with sweeps over its attributes. Keep each case small.
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "host/ops/op_harness.h"
+#include "tensoracle/float_formats.h"
 
 namespace tensoracle::testing {
 
@@ -14,6 +17,14 @@ Tensor constant(Network& n, Dims d, uint64_t seed, DataType t = kF32, double lo 
   return n.add_constant(random_array(t, d, seed, lo, hi));
 }
 void output(Network& n, Tensor t) { n.mark_output(t, "y"); }
+// A constant holding exactly `values`.
+Tensor values(Network& n, DataType t, const std::vector<double>& v) {
+  HostArray a = HostArray::zeros(t, {static_cast<int64_t>(v.size())}).value();
+  convert_elements(DataType::kFloat64, v.data(), t, a.data(), v.size());
+  return n.add_constant(std::move(a));
+}
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void add(std::vector<OpCase>& cases, std::string op, std::string params, std::function<void(Network&)> build) {
   cases.push_back(OpCase{std::move(op), std::move(params), std::move(build)});
@@ -74,8 +85,9 @@ void matmul_cases(std::vector<OpCase>& c) {
 
 void elementwise_cases(std::vector<OpCase>& c) {
   for (ElementwiseOp op : {ElementwiseOp::kAdd, ElementwiseOp::kSub, ElementwiseOp::kMul, ElementwiseOp::kDiv,
-                           ElementwiseOp::kMax, ElementwiseOp::kMin, ElementwiseOp::kLess,
-                           ElementwiseOp::kGreater, ElementwiseOp::kLessEqual, ElementwiseOp::kGreaterEqual})
+                           ElementwiseOp::kMax, ElementwiseOp::kMin, ElementwiseOp::kMod, ElementwiseOp::kFmod,
+                           ElementwiseOp::kLess, ElementwiseOp::kGreater, ElementwiseOp::kLessEqual,
+                           ElementwiseOp::kGreaterEqual})
     add(c, "elementwise", fmt::format("{} broadcast [2,1,4]x[3,1]", enum_name(op)), [op](Network& n) {
       output(n, n.elementwise(input(n, "a", {2, 1, 4}), input(n, "b", {3, 1}), ElementwiseAttributes().set_op(op)));
     });
@@ -98,6 +110,21 @@ void elementwise_cases(std::vector<OpCase>& c) {
   add(c, "elementwise", "int32 div truncates", [](Network& n) {
     output(n, n.div(input(n, "a", {16}, DataType::kInt32), input(n, "b", {16}, DataType::kInt32)));
   });
+  for (ElementwiseOp op : {ElementwiseOp::kMod, ElementwiseOp::kFmod}) {
+    // Signs of both operands, zero divisors, zeros of both signs, infinities and NaN.
+    add(c, "elementwise", fmt::format("{} edge values", enum_name(op)), [op](Network& n) {
+      Tensor a = values(n, kF32, {5, -5, 5, -5, 4, -4, 0, -0.0, 7.5, -7.5, kNaN, kInf, -kInf, 5, -5, 5, 1e30, 2.5});
+      Tensor b = values(n, kF32, {3, 3, -3, -3, 2, 2, 3, 3, 2, 2, 3, 3, 3, 0, kInf, -kInf, 3, -0.0});
+      output(n, n.elementwise(a, b, ElementwiseAttributes().set_op(op)));
+    });
+    for (DataType t : {DataType::kInt8, DataType::kInt32, DataType::kInt64})
+      add(c, "elementwise", fmt::format("{} {} negative and zero divisors", enum_name(op), data_type_name(t)), [op, t](Network& n) {
+        Tensor a = input(n, "a", {16}, t);
+        if (t != DataType::kInt8) a = n.unary(a, UnaryAttributes().set_op(UnaryOp::kNeg));  // int8 inputs cover both signs
+        Tensor b = values(n, t, {-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 0, -7, 10});
+        output(n, n.elementwise(a, b, ElementwiseAttributes().set_op(op)));
+      });
+  }
   add(c, "elementwise", "fp16 add", [](Network& n) {
     output(n, n.add(input(n, "a", {3, 5}, DataType::kFloat16), input(n, "b", {5}, DataType::kFloat16)));
   });
@@ -105,14 +132,22 @@ void elementwise_cases(std::vector<OpCase>& c) {
 
 void unary_cases(std::vector<OpCase>& c) {
   for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kLog, UnaryOp::kSqrt, UnaryOp::kRsqrt, UnaryOp::kRecip, UnaryOp::kAbs,
-                     UnaryOp::kNeg, UnaryOp::kSin, UnaryOp::kCos, UnaryOp::kErf, UnaryOp::kFloor, UnaryOp::kCeil,
-                     UnaryOp::kRound}) {
+                     UnaryOp::kNeg, UnaryOp::kSign, UnaryOp::kSin, UnaryOp::kCos, UnaryOp::kErf, UnaryOp::kFloor,
+                     UnaryOp::kCeil, UnaryOp::kRound}) {
     OpCase k{"unary", std::string(enum_name(op)),
              [op](Network& n) { output(n, n.unary(input(n, "x", {4, 6}), UnaryAttributes().set_op(op))); }};
     if (op == UnaryOp::kLog || op == UnaryOp::kSqrt || op == UnaryOp::kRsqrt) k.low = 0.05;
     k.high = op == UnaryOp::kRound || op == UnaryOp::kFloor || op == UnaryOp::kCeil ? 4.0 : k.high;
     c.push_back(k);
   }
+  add(c, "unary", "sign edge values", [](Network& n) {
+    output(n, n.unary(values(n, kF32, {-0.0, 0, kNaN, kInf, -kInf, 1e-45, -1e-45, -3, 2}), UnaryAttributes().set_op(UnaryOp::kSign)));
+  });
+  add(c, "unary", "sign int32", [](Network& n) {
+    Tensor x = n.elementwise(input(n, "x", {16}, DataType::kInt32), values(n, DataType::kInt32, {7}),
+                             ElementwiseAttributes().set_op(ElementwiseOp::kSub));
+    output(n, n.unary(x, UnaryAttributes().set_op(UnaryOp::kSign)));
+  });
   for (ActivationKind kind : {ActivationKind::kRelu, ActivationKind::kLeakyRelu, ActivationKind::kSigmoid,
                               ActivationKind::kTanh, ActivationKind::kGeluErf, ActivationKind::kGeluTanh,
                               ActivationKind::kSilu, ActivationKind::kSoftplus, ActivationKind::kClip,

@@ -53,9 +53,13 @@ TEST_P(OpHarness, MatchesCpuReference) {
     const HostArray& got = candidate->at(name);
     ASSERT_EQ(got.dtype(), ref.dtype()) << name;
     ASSERT_EQ(got.shape(), ref.shape()) << name;
-    // The reference itself must be non-trivial: some non-zero element.
+    // The reference itself must be non-trivial: some non-zero element (NaN, an expected result of
+    // edge-value cases, neither counts nor hides the others).
     double norm = 0;
-    for (int64_t e = 0; e < ref.element_count(); ++e) norm += std::fabs(load_as_double(ref.dtype(), ref.data(), e));
+    for (int64_t e = 0; e < ref.element_count(); ++e) {
+      const double v = load_as_double(ref.dtype(), ref.data(), e);
+      if (!std::isnan(v)) norm += std::fabs(v);
+    }
     EXPECT_GT(norm, 0) << name << " of " << c.id() << " is all zeros";
     const Tolerance tol = tolerance_for(c, ref.dtype());
     auto cmp = compare_outputs(got.view(), ref.view(), tol.atol, tol.rtol);
@@ -121,14 +125,7 @@ TEST(OpHarnessCases, IdsAreUnique) {
   for (const OpCase& c : all_op_cases()) EXPECT_TRUE(ids.insert(c.id()).second) << c.id();
 }
 
-TEST(OpHarnessCases, EveryLayerKindHasACase) {
-  std::set<std::string> covered;
-  for (const OpCase& c : all_op_cases()) covered.insert(c.op);
-  for (OpKind kind : all_op_kinds()) {
-    if (kind == OpKind::kConstant || kind == OpKind::kPlugin) continue;  // data; no CPU kernel yet
-    EXPECT_TRUE(covered.count(std::string(op_kind_name(kind)))) << op_kind_name(kind);
-  }
-}
+// That every op kind and pointwise function has a case is op_table_test's.
 
 }  // namespace
 }  // namespace tensoracle::testing

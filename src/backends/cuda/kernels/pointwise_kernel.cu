@@ -34,6 +34,8 @@ struct F32 {
   static __device__ __forceinline__ float trunc(float x) { return truncf(x); }
   static __device__ __forceinline__ float fabs(float x) { return fabsf(x); }
   static __device__ __forceinline__ float pow(float x, float y) { return powf(x, y); }
+  static __device__ __forceinline__ float fmod(float x, float y) { return fmodf(x, y); }
+  static __device__ __forceinline__ float copysign(float x, float y) { return copysignf(x, y); }
 };
 struct F64 {
   using T = double;
@@ -51,7 +53,19 @@ struct F64 {
   static __device__ __forceinline__ double trunc(double x) { return ::trunc(x); }
   static __device__ __forceinline__ double fabs(double x) { return ::fabs(x); }
   static __device__ __forceinline__ double pow(double x, double y) { return ::pow(x, y); }
+  static __device__ __forceinline__ double fmod(double x, double y) { return ::fmod(x, y); }
+  static __device__ __forceinline__ double copysign(double x, double y) { return ::copysign(x, y); }
 };
+
+// x mod y with the sign of y, as the reference's floor_mod (fmod is exact, so only the move into
+// y's sign rounds).
+template <typename M>
+__device__ __forceinline__ typename M::T floor_mod(typename M::T x, typename M::T y) {
+  using T = typename M::T;
+  const T r = M::fmod(x, y);
+  if (r == T(0)) return M::copysign(T(0), y);
+  return (r < T(0)) != (y < T(0)) ? r + y : r;
+}
 
 // std::min(hi, std::max(lo, x)) as the reference writes it (x is not NaN).
 template <typename T>
@@ -102,6 +116,13 @@ __device__ __forceinline__ void evaluate(const PointwiseKernelInstr& in, const t
       return lanes(A, B, C, R, [&](T a, T b, T) { return a != a || b != b ? nan : (a < b ? b : a); });
     case PointwiseCode::kMin:
       return lanes(A, B, C, R, [&](T a, T b, T) { return a != a || b != b ? nan : (b < a ? b : a); });
+    case PointwiseCode::kMod:
+      // Integer x mod 0 is 0; float x mod 0 is NaN.
+      if (integer) return lanes(A, B, C, R, [&](T a, T b, T) { return b == zero ? zero : floor_mod<M>(a, b); });
+      return lanes(A, B, C, R, [&](T a, T b, T) { return floor_mod<M>(a, b); });
+    case PointwiseCode::kFmod:
+      if (integer) return lanes(A, B, C, R, [&](T a, T b, T) { return b == zero ? zero : M::fmod(a, b); });
+      return lanes(A, B, C, R, [&](T a, T b, T) { return M::fmod(a, b); });
     case PointwiseCode::kEqual: return lanes(A, B, C, R, [&](T a, T b, T) { return a == b ? one : zero; });
     case PointwiseCode::kLess: return lanes(A, B, C, R, [&](T a, T b, T) { return a < b ? one : zero; });
     case PointwiseCode::kGreater: return lanes(A, B, C, R, [&](T a, T b, T) { return a > b ? one : zero; });
@@ -118,6 +139,8 @@ __device__ __forceinline__ void evaluate(const PointwiseKernelInstr& in, const t
     case PointwiseCode::kRecip: return lanes(A, B, C, R, [&](T a, T, T) { return one / a; });
     case PointwiseCode::kAbs: return lanes(A, B, C, R, [&](T a, T, T) { return M::fabs(a); });
     case PointwiseCode::kNeg: return lanes(A, B, C, R, [&](T a, T, T) { return -a; });
+    case PointwiseCode::kSign:  // both zeros give +0; NaN stays NaN
+      return lanes(A, B, C, R, [&](T a, T, T) { return a > zero ? one : a < zero ? -one : a == zero ? zero : a; });
     case PointwiseCode::kSin: return lanes(A, B, C, R, [&](T a, T, T) { return M::sin(a); });
     case PointwiseCode::kCos: return lanes(A, B, C, R, [&](T a, T, T) { return M::cos(a); });
     case PointwiseCode::kErf: return lanes(A, B, C, R, [&](T a, T, T) { return M::erf(a); });
