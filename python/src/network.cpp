@@ -36,25 +36,19 @@ nb::object borrow_network(Network& network) { return nb::cast(PyNetwork(network)
 
 void end_borrow(nb::handle borrowed) { nb::cast<PyNetwork&>(borrowed).end_borrow(); }
 
+const TensorInfo& PyTensor::info() const { return nb::cast<PyNetwork&>(network).get().tensor(tensor); }
+
 namespace {
-
-// A tensor of one Python Network: the handle and the network object that gives it meaning.
-struct PyTensor {
-  nb::object network;  // a PyNetwork
-  Tensor tensor;
-
-  const TensorInfo& info() const { return nb::cast<PyNetwork&>(network).get().tensor(tensor); }
-};
 
 PyNetwork& net_of(nb::handle self) { return nb::cast<PyNetwork&>(self); }
 
-// The handle of `value` in `self`'s network: None is an omitted optional input.
-Tensor tensor_arg(nb::handle self, nb::handle value, const char* what) {
+}  // namespace
+
+Tensor tensor_of(nb::handle self, nb::handle value, const std::string& what) {
   if (value.is_none()) return Tensor{};
-  if (!nb::isinstance<PyTensor>(value))
-    fail(std::string(what) + ": expected a Tensor of this network, got " + python_repr(value));
+  if (!nb::isinstance<PyTensor>(value)) fail(what + ": expected a Tensor of this network, got " + python_repr(value));
   const PyTensor& t = nb::cast<const PyTensor&>(value);
-  if (!t.network.is(self)) fail(std::string(what) + ": the Tensor belongs to another Network");
+  if (!t.network.is(self)) fail(what + ": the Tensor belongs to another Network");
   return t.tensor;
 }
 
@@ -62,8 +56,6 @@ PyTensor tensor_object(nb::handle self, Tensor tensor) {
   net_of(self).check_status();
   return PyTensor{nb::borrow(self), tensor};
 }
-
-}  // namespace
 
 void bind_network(nb::module_& m) {
   nb::class_<PyTensor>(m, "Tensor", "A tensor of a Network (a handle; its type and shape are inferred when defined).")
@@ -75,7 +67,7 @@ void bind_network(nb::module_& m) {
       .def("__hash__", [](const PyTensor& t) { return t.tensor.id; })
       .def("__repr__", [](const PyTensor& t) { return "<Tensor '" + t.info().name + "' " + t.info().desc.to_string() + ">"; });
 
-  nb::class_<PyNetwork>(m, "Network",
+  auto network = nb::class_<PyNetwork>(m, "Network",
                         "A network definition (docs/network.md). Layer methods take and return Tensors and infer "
                         "types and shapes at once; a definition error raises tensoracle.Error at the call that made it.")
       .def(nb::init<>())
@@ -96,11 +88,11 @@ void bind_network(nb::module_& m) {
         return tensor_object(self, net_of(self).get().weight(weights, name));
       }, "weights"_a, "name"_a, "The tensor `name` of `weights` as a constant (zero-copy; the network keeps the mapping).")
       .def("set_tensor_name", [](nb::handle self, nb::handle tensor, const std::string& name) {
-        net_of(self).get().set_tensor_name(tensor_arg(self, tensor, "set_tensor_name"), name);
+        net_of(self).get().set_tensor_name(tensor_of(self, tensor, "set_tensor_name"), name);
         net_of(self).check_status();
       }, "tensor"_a, "name"_a, nb::sig("def set_tensor_name(self, tensor: Tensor, name: str) -> None"))
       .def("mark_output", [](nb::handle self, nb::handle tensor, const std::string& name) {
-        net_of(self).get().mark_output(tensor_arg(self, tensor, "mark_output"), name);
+        net_of(self).get().mark_output(tensor_of(self, tensor, "mark_output"), name);
         net_of(self).check_status();
       }, "tensor"_a, "name"_a = "", nb::sig("def mark_output(self, tensor: Tensor, name: str = '') -> None"),
            "Marks a network output; a non-empty `name` renames the tensor first.")
@@ -128,6 +120,7 @@ void bind_network(nb::module_& m) {
         return "<Network " + std::to_string(n.get().num_nodes()) + " layers, " + std::to_string(n.get().inputs().size()) +
                " input(s), " + std::to_string(n.get().outputs().size()) + " output(s)>";
       });
+  bind_layers(network);
 }
 
 }  // namespace tensoracle::python

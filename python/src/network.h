@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 
 #include <memory>
+#include <string>
 
 #include "tensoracle/network.h"
 
@@ -26,6 +27,23 @@ class PyNetwork {
   std::shared_ptr<Network> owned_;  // null when borrowed
   Network* network_;
 };
+
+// A tensor of one Python Network: the handle and the network object that gives it meaning.
+struct PyTensor {
+  nanobind::object network;  // a PyNetwork
+  Tensor tensor;
+
+  const TensorInfo& info() const;
+};
+
+// The handle of `value` in the network `self` (None: an omitted optional input); `what` names
+// the argument in errors.
+Tensor tensor_of(nanobind::handle self, nanobind::handle value, const std::string& what);
+// A new Tensor of `self`, after raising the network's definition error if there is one.
+PyTensor tensor_object(nanobind::handle self, Tensor tensor);
+
+// The layer methods, one per op kind of the op table (layers.cpp).
+void bind_layers(nanobind::class_<PyNetwork>& network);
 
 // A Python Network over the builder's `network` (for a graph function call), and its end: the
 // object raises on every use afterwards, so a network kept past the call cannot dangle.

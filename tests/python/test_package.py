@@ -109,12 +109,19 @@ USAGE = textwrap.dedent('''
     outputs: dict[str, np.ndarray] = execution.run({"image": np.zeros((1, 3, 8, 8), np.float32)})
     report: tensoracle.bundle.InspectReport = tensoracle.bundle.inspect_bundle("bundle")
     entries: list[tensoracle.CacheEntry] = tensoracle.cache.list()
+    net = tensoracle.Network()
+    x = net.add_input("x", "fp32", (1, 4))
+    y: tensoracle.Tensor = net.activation(x, kind="gelu_tanh", name="act")
+    values, indices = net.top_k(y, k=1)
+    net.mark_output(net.pooling(y, kind="average", global_=True), "pooled")
 ''')
 
 MISUSE = textwrap.dedent('''
     import tensoracle
     tensoracle.compare_outputs(1, 2, atol="loose")
     n: int = tensoracle.open_engine(tensoracle.EngineBuild()).key
+    net = tensoracle.Network()
+    net.activation(net.add_input("x", "fp32", (1,)), kind="gelu")
 ''')
 
 
@@ -140,4 +147,6 @@ def test_mypy_rejects_misuse_through_the_stubs(mypy_report):
     misuse = [line for line in mypy_report.splitlines() if line.startswith("misuse.py")]
     assert any('Argument "atol" to "compare_outputs" has incompatible type "str"' in line for line in misuse), mypy_report
     assert any('Incompatible types in assignment (expression has type "str", variable has type "int")' in line
+               for line in misuse), mypy_report
+    assert any('Argument "kind" to "activation" of "Network" has incompatible type "Literal[\'gelu\']"' in line
                for line in misuse), mypy_report
