@@ -11,24 +11,22 @@ inputs and PyTorch's fp32 outputs of tests/fixtures/examples/tinynet/io.safetens
 3. a replacement, re-gated through stages 1 and 2: here a layer composition (softmax written as
    exp / sum / div), since plugins inside engines are not implemented yet; the cubin bundle such a
    plugin would ship is compiled and inspected (tensoracle.producer / tensoracle.bundle);
-4. timing of each accepted candidate against the accepted baseline, interleaved, under the same
-   conditions (the application's own harness: tensoracle does not time engines); a candidate is
-   used only when it meets the speed target, otherwise the fp32 engine stays.
+4. each accepted candidate timed against the fp32 engine, interleaved, with a confidence interval
+   on the ratio and a check that nothing else loaded the machine (tensoracle.bench.bench_ab); a
+   candidate is used only when it surely meets the speed target, otherwise the fp32 engine stays.
 Exit status 0 when stage 1 passes (later stages keep the accepted implementation when a candidate
 fails), 1 when it does not."""
 
 import argparse
 import pathlib
 import shutil
-import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 import tensoracle
-from tensoracle import bundle, producer
+from tensoracle import bench, bundle, producer
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -98,25 +96,11 @@ def stage3_bundle(arch):
     return report.passed
 
 
-def paired_medians(baseline, candidate, image, repeats):
-    """Median seconds of baseline and candidate runs, interleaved so that drift hits both alike."""
-    executions = [baseline.create_execution(), candidate.create_execution()]
-    for execution in executions:
-        execution.run({"image": image})  # warm-up
-    times = ([], [])
-    for _ in range(repeats):
-        for execution, samples in zip(executions, times):
-            start = time.perf_counter()
-            execution.run({"image": image})
-            samples.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--arch", default="sm_90", help="architecture of the stage-3 bundle")
-    parser.add_argument("--repeats", type=int, default=20, help="timed runs per engine in stage 4")
+    parser.add_argument("--iterations", type=int, default=50, help="stage 4: timed runs per engine")
     parser.add_argument("--speed-target", type=float, default=1.1,
                         help="stage 4: the speed-up over the fp32 baseline a candidate must reach (default 1.1)")
     args = parser.parse_args()
@@ -146,17 +130,23 @@ def main():
         print(f"  plugin bundle: {'inspections pass' if bundle_passed else 'inspections fail'}; plugins inside "
               "engines are not implemented yet, so no plugin engine is built")
 
-    print(f"== stage 4: timing on the {args.backend} backend, batch 8, median of {args.repeats} interleaved runs")
+    print(f"== stage 4: each accepted candidate against the fp32 engine, interleaved, batch 8 ({args.backend})")
     image = np.random.default_rng(0).normal(size=(8, 3, 32, 32)).astype(np.float32)
+    settings = bench.BenchSettings()
+    settings.modes, settings.warmup, settings.iterations = ["latency"], 3, args.iterations
     chosen, best = "fp32", 1.0
     for name, engine in accepted.items():
         if engine is baseline:
             continue
-        base_seconds, seconds = paired_medians(baseline, engine, image, args.repeats)
-        speedup = base_seconds / seconds
-        meets = speedup >= args.speed_target
-        print(f"  {name:>22}: {seconds * 1e3:8.3f} ms vs {base_seconds * 1e3:8.3f} ms, {speedup:.2f}x "
-              f"({'meets' if meets else 'misses'} the {args.speed_target:.2f}x target)")
+        report = bench.bench_ab(engine, baseline, {"image": image}, settings)
+        [run] = report.runs  # ratio = median(candidate) / median(baseline), with its 95% interval
+        speedup, sure = 1 / run.ratio.estimate, 1 / run.ratio.high
+        if not report.valid:
+            print(f"  {name:>22}: not timed in isolation ({'; '.join(report.load.invalid_reasons)}): keeping the baseline")
+            continue
+        meets = sure >= args.speed_target
+        print(f"  {name:>22}: {run.candidate.stats.median_ms:8.3f} ms vs {run.baseline.stats.median_ms:8.3f} ms, "
+              f"{speedup:.2f}x (at least {sure:.2f}x: {'meets' if meets else 'misses'} the {args.speed_target:.2f}x target)")
         if meets and speedup > best:
             chosen, best = name, speedup
     print(f"== decision: {chosen}" + ("" if chosen == "fp32" else f" ({best:.2f}x the fp32 baseline, every gate passed)"))

@@ -11,7 +11,7 @@ EXAMPLES = REPO / "examples" / "python"
 
 
 def test_the_four_stages_run_on_the_cpu_backend(cache_dir):
-    run = subprocess.run([sys.executable, str(EXAMPLES / "four_stages.py"), "--repeats", "3"], capture_output=True,
+    run = subprocess.run([sys.executable, str(EXAMPLES / "four_stages.py"), "--iterations", "5"], capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
