@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "backends/plan_network.h"
+
 namespace tensoracle::backends::cuda {
 
 namespace {
@@ -14,6 +16,34 @@ struct Interval {
 };
 
 }  // namespace
+
+std::map<std::string, Dims> profile_shapes(const OptimizationProfile& profile, Dims ShapeRange::*point) {
+  std::map<std::string, Dims> out;
+  for (const auto& [name, range] : profile) out[name] = range.*point;
+  return out;
+}
+
+Result<std::vector<uint64_t>> max_tensor_bytes(const Network& network, const std::vector<OptimizationProfile>& profiles) {
+  std::vector<uint64_t> bytes(network.num_tensors(), 0);
+  for (const auto& profile : profiles) {
+    TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(network, profile_shapes(profile, &ShapeRange::max)));
+    for (size_t t = 0; t < desc.size(); ++t) {
+      if (desc[t].shape.rank() == 0 && !desc[t].shape.is_static()) continue;
+      auto b = desc[t].shape.byte_size(desc[t].dtype);
+      if (b.is_ok()) bytes[t] = std::max(bytes[t], static_cast<uint64_t>(*b));
+    }
+  }
+  return bytes;
+}
+
+StreamWorkspaces stream_workspaces(const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& step_bytes) {
+  StreamWorkspaces out;
+  for (size_t s = 0; s < steps.size() && s < step_bytes.size(); ++s) {
+    uint64_t& stream = steps[s].stream == kAuxiliaryStream ? out.auxiliary : out.main;
+    stream = std::max(stream, step_bytes[s]);
+  }
+  return out;
+}
 
 MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
                        uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views,

@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/planned_step.h"
 #include "backends/cuda/step_schedule.h"
+#include "tensoracle/engine_file.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -31,6 +33,22 @@ struct MemoryPlan {
 // offset, and that tensor stays alive as long as the view is read. `spans` (one per step; empty:
 // each step at its own position) are the plan positions where a step may be running: a step's
 // outputs are alive from its span's first position, its inputs until its span's last.
+// The input shapes of `profile` at one of its points (&ShapeRange::min, ::opt or ::max).
+std::map<std::string, Dims> profile_shapes(const OptimizationProfile& profile, Dims ShapeRange::*point);
+
+// Sizes (bytes) of every tensor at the largest shapes of all profiles: the max over the
+// profiles of each tensor's size at that profile's max shapes.
+Result<std::vector<uint64_t>> max_tensor_bytes(const Network& network, const std::vector<OptimizationProfile>& profiles);
+
+// The workspace each stream's steps share (they run one after another): the largest of
+// `step_bytes[s]` over the steps s on that stream.
+struct StreamWorkspaces {
+  uint64_t main = 0;
+  uint64_t auxiliary = 0;
+  uint64_t total() const { return main + auxiliary; }
+};
+StreamWorkspaces stream_workspaces(const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& step_bytes);
+
 MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
                        uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views = {},
                        const std::vector<StepSpan>& spans = {}, uint64_t aux_workspace_bytes = 0);

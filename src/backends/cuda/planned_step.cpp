@@ -1,7 +1,10 @@
 #include "backends/cuda/planned_step.h"
 
+#include <fmt/format.h>
+
 #include <map>
 
+#include "backends/cuda/cuda_tactic.h"
 #include "core/errors.h"
 
 namespace tensoracle::backends::cuda {
@@ -51,6 +54,23 @@ Result<StepInstance> instantiate(const Network& network, const PlannedStep& step
     reg[node.outputs[0].id] = r;
   }
   return inst;
+}
+
+std::vector<const TacticFamily*> accepting_families(const StepInstance& step, const DeviceInfo& device,
+                                                    std::vector<std::string>* reasons) {
+  std::vector<const TacticFamily*> out;
+  for (const auto& family : tactic_families().for_kind(step.anchor.node.kind)) {
+    Status s = family->can_implement(step, device);
+    if (s.is_ok()) out.push_back(family.get());
+    else if (reasons) reasons->push_back(fmt::format("{}: {}", family->name(), s.message()));
+  }
+  return out;
+}
+
+bool some_family_accepts(const Network& network, const PlannedStep& step, const std::vector<TensorDesc>& desc,
+                         const DeviceInfo& device) {
+  auto inst = instantiate(network, step, desc);
+  return inst.is_ok() && !accepting_families(*inst, device, nullptr).empty();
 }
 
 }  // namespace tensoracle::backends::cuda

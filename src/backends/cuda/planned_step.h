@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/run_context.h"
 #include "backends/cuda/step.h"
 
 namespace tensoracle::backends::cuda {
+
+class TacticFamily;
 
 struct PlannedStep {
   size_t anchor = 0;
@@ -35,5 +38,14 @@ struct PlannedStep {
 // The StepInstance of `step` with the tensor descriptions `desc` (indexed by tensor id). The
 // instance points into `network` and `desc`, which must outlive it.
 Result<StepInstance> instantiate(const Network& network, const PlannedStep& step, const std::vector<TensorDesc>& desc);
+
+// The families of the step's anchor kind (cuda_tactic.h tactic_families) that accept `step` on
+// `device`, in preference order; `reasons` (optional) collects each refusal as "<family>: <reason>".
+std::vector<const TacticFamily*> accepting_families(const StepInstance& step, const DeviceInfo& device,
+                                                    std::vector<std::string>* reasons);
+// Whether some tactic family accepts `step` on `device` at the descriptions `desc`: the planner's
+// test of every fusion, layout and view it tries.
+bool some_family_accepts(const Network& network, const PlannedStep& step, const std::vector<TensorDesc>& desc,
+                         const DeviceInfo& device);
 
 }  // namespace tensoracle::backends::cuda

@@ -1,13 +1,9 @@
-// The CUDA builder (CudaBackend::plan): inference passes, lowering to steps with fusion, layouts,
-// views, tactic timing or replay, the memory plan and the streams. The result is what the engine
-// stores (plan_json.h) and what the runtime (runtime.h) executes.
+// The CUDA builder (CudaBackend::plan): inference passes, lowering to steps with fusion
+// (plan_lowering.h), layouts (plan_layouts.h), views (plan_views.h), tactic timing or replay
+// (tactic_timer.h), the streams (step_schedule.h) and the memory plan (memory_plan.h). The result
+// is what the engine stores (plan_json.h) and what the runtime (runtime.h) executes.
 //
-// Lowering walks the live layers in definition order. A matrix multiply or convolution absorbs
-// the chain of pointwise layers that alone consume its output while some tactic family accepts
-// the growing epilogue; a pointwise layer starts a chain that absorbs its single pointwise
-// consumers the same way; every other layer is one step. A step runs where its last layer was.
-// A reshape of an intermediate tensor (linear in and out) is no step at all but a view: its
-// output shares the input's bytes in the memory plan.
+//   TO_ASSIGN_OR_RETURN(CudaPlan plan, make_cuda_plan(network, profiles, PlanOptions{}, nullptr));
 #pragma once
 
 #include <functional>
@@ -53,15 +49,7 @@ using StepProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 // shapes; the activation arena is sized for the largest shapes of every profile, each step's
 // workspace for the first profile's max shapes only (a later profile with larger shapes can
 // need more).
-Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<std::map<std::string, ShapeRange>>& profiles,
+Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<OptimizationProfile>& profiles,
                                 const PlanOptions& options, const StepProgressFn& progress);
-
-// Sizes (bytes) of every tensor at the largest shapes of all profiles.
-Result<std::vector<uint64_t>> max_tensor_bytes(const Network& network,
-                                               const std::vector<std::map<std::string, ShapeRange>>& profiles);
-
-// The families that accept `step` on `device`; `reasons` collects each refusal.
-std::vector<const TacticFamily*> accepting_families(const StepInstance& step, const DeviceInfo& device,
-                                                    std::vector<std::string>* reasons);
 
 }  // namespace tensoracle::backends::cuda

@@ -1,0 +1,81 @@
+#include "backends/cuda/plan_layouts.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+void set_step_layouts(PlannedStep& step, const std::vector<bool>& nhwc) {
+  auto layout = [&](Tensor t) { return t.valid() && nhwc[t.id] ? Layout::kNhwc : Layout::kLinear; };
+  for (size_t i = 0; i < step.inputs.size(); ++i) step.input_layouts[i] = layout(step.inputs[i]);
+  for (size_t i = 0; i < step.extra_inputs.size(); ++i) step.extra_input_layouts[i] = layout(step.extra_inputs[i]);
+  for (size_t i = 0; i < step.outputs.size(); ++i) step.output_layouts[i] = layout(step.outputs[i]);
+}
+
+// A rank-4 fp16/bf16 tensor: the only ones channels-last can help.
+bool half_image(const TensorDesc& d) {
+  return d.shape.rank() == 4 && (d.dtype == DataType::kFloat16 || d.dtype == DataType::kBFloat16);
+}
+
+}  // namespace
+
+void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const std::vector<TensorDesc>& desc,
+                    const DeviceInfo& device, std::vector<std::string>& log) {
+  std::vector<int64_t> producer(net.num_tensors(), -1);
+  std::vector<std::vector<size_t>> consumers(net.num_tensors());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (Tensor t : steps[s].outputs) producer[t.id] = static_cast<int64_t>(s);
+    for (const auto* list : {&steps[s].inputs, &steps[s].extra_inputs})
+      for (Tensor t : *list)
+        if (t.valid()) consumers[t.id].push_back(s);
+  }
+  auto kind = [&](size_t s) { return net.node(steps[s].anchor).kind; };
+  auto capable = [&](size_t s) { return kind(s) == OpKind::kConvolution || kind(s) == OpKind::kPooling || is_pointwise(kind(s)); };
+  std::vector<bool> nhwc(net.num_tensors(), false);
+  std::set<uint32_t> outputs;
+  for (Tensor t : net.outputs()) outputs.insert(t.id);
+  for (uint32_t t = 0; t < net.num_tensors(); ++t) {
+    const TensorDesc& d = desc[t];
+    if (!half_image(d)) continue;
+    if (d.shape[1] == 1 || d.shape[2] * d.shape[3] == 1) continue;  // both layouts are the same bytes
+    if (producer[t] < 0 || outputs.count(t) || !capable(static_cast<size_t>(producer[t]))) continue;
+    bool all_capable = true, near_conv = kind(static_cast<size_t>(producer[t])) == OpKind::kConvolution;
+    for (size_t c : consumers[t]) all_capable &= capable(c), near_conv |= kind(c) == OpKind::kConvolution;
+    nhwc[t] = all_capable && near_conv;
+  }
+  for (uint32_t t = 0; t < net.num_tensors(); ++t) {
+    const int64_t node = net.tensor(Tensor{t}).producer;
+    if (!half_image(desc[t])) continue;
+    if (node < 0 || net.node(static_cast<size_t>(node)).kind != OpKind::kConstant || outputs.count(t)) continue;
+    bool weight_of_nhwc_convs = !consumers[t].empty();
+    for (size_t c : consumers[t]) {
+      const PlannedStep& step = steps[c];
+      weight_of_nhwc_convs &= kind(c) == OpKind::kConvolution && step.inputs.size() > 1 && step.inputs[1].id == t &&
+                              step.inputs[0].id != t && nhwc[step.inputs[0].id];
+    }
+    nhwc[t] = weight_of_nhwc_convs;
+  }
+  for (int round = 0; round < 4; ++round) {
+    bool changed = false;
+    for (PlannedStep& step : steps) {
+      set_step_layouts(step, nhwc);
+      if (some_family_accepts(net, step, desc, device)) continue;
+      bool reverted = false;
+      for (const auto* list : {&step.inputs, &step.extra_inputs, &step.outputs})
+        for (Tensor t : *list)
+          if (t.valid() && nhwc[t.id]) nhwc[t.id] = false, reverted = true;
+      changed |= reverted;
+      if (reverted) log.push_back(fmt::format("layouts: '{}' refuses nhwc tensors; they stay linear", net.node(step.anchor).name));
+    }
+    if (!changed) break;
+  }
+  size_t count = 0;
+  for (PlannedStep& step : steps) set_step_layouts(step, nhwc);
+  for (bool b : nhwc) count += b;
+  if (count) log.push_back(fmt::format("layouts: {} tensor(s) channels-last (nhwc)", count));
+}
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,25 @@
+// Layouts: which tensors of the lowered steps (plan_lowering.h) are stored channels-last.
+//
+//   assign_layouts(net, steps, opt_descs, device, plan.log);  // sets every step's *_layouts
+//
+// Channels-last (NHWC) for the fp16/bf16 image tensors that flow between convolutions and the
+// pointwise and pooling steps around them, where tensor-core convolutions want it; every other
+// tensor, and every network input and output, stays linear. A pointwise chain reading a linear
+// tensor and writing an NHWC one is the reformat, at no extra pass. The constant weight of a
+// channels-last 2-D convolution goes channels-last too ([K, C/G, R, S] stored KRSC: the order
+// tensor-core engines read, reordered once when the engine loads). A step that refuses its
+// layouts sends its tensors back to linear (logged).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/cuda/planned_step.h"
+#include "backends/cuda/run_context.h"
+
+namespace tensoracle::backends::cuda {
+
+void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const std::vector<TensorDesc>& desc,
+                    const DeviceInfo& device, std::vector<std::string>& log);
+
+}  // namespace tensoracle::backends::cuda

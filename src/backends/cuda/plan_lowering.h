@@ -1,0 +1,24 @@
+// Lowering: the plan network's live layers become steps (planned_step.h), with fusion.
+//
+//   std::vector<PlannedStep> steps = lower_to_steps(net, opt_descs, device);
+//
+// Layers are walked in definition order. A matrix multiply or (de)convolution absorbs the chain of pointwise layers
+// that alone consume its output while some family accepts the growing step; a pointwise layer
+// starts a chain that absorbs its single pointwise consumers the same way; every other layer is
+// one step. A step runs where its last layer was. Every tensor is linear here (plan_layouts.h
+// chooses other layouts afterwards).
+#pragma once
+
+#include <vector>
+
+#include "backends/cuda/planned_step.h"
+#include "backends/cuda/run_context.h"
+
+namespace tensoracle::backends::cuda {
+
+// The steps of `net` in run order; `desc` describes every tensor at the shapes fusion is judged
+// at (the first profile's opt).
+std::vector<PlannedStep> lower_to_steps(const Network& net, const std::vector<TensorDesc>& desc,
+                                        const DeviceInfo& device);
+
+}  // namespace tensoracle::backends::cuda
