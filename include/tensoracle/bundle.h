@@ -94,12 +94,16 @@ struct CompileBundleOptions {
 Result<BundleManifest> compile_bundle(const CompileBundleOptions& options);
 
 // Locates nvcc, first match wins: `explicit_path` (must then exist: no fallback), $TENSORACLE_NVCC,
-// $CUDA_HOME/bin/nvcc, $CUDA_PATH/bin/nvcc, each directory of $PATH, /usr/local/cuda/bin/nvcc.
-// The not-found error lists every place searched.
+// $CUDA_HOME/bin/nvcc, $CUDA_PATH/bin/nvcc, each directory of $PATH, the bin folders of NVIDIA's
+// wheels in the project's Python environment ($VIRTUAL_ENV, then a .venv in or above the working
+// directory, then in or above the executable's directory: .venv/lib/python3.*/site-packages/
+// nvidia/*/bin/), /usr/local/cuda/bin/nvcc. Each file is tried once; the not-found error lists
+// every place searched, in order.
 Result<std::string> find_nvcc(const std::string& explicit_path = {});
 
 // Locates cuobjdump the same way ($TENSORACLE_CUOBJDUMP; then beside the nvcc find_nvcc() finds;
-// then $CUDA_HOME/bin, $CUDA_PATH/bin, $PATH, /usr/local/cuda/bin).
+// then $CUDA_HOME/bin, $CUDA_PATH/bin, $PATH, the Python environment (scripts/setup installs
+// NVIDIA's cuobjdump wheel into .venv), /usr/local/cuda/bin).
 Result<std::string> find_cuobjdump(const std::string& explicit_path = {});
 
 // ---- Inspecting ---------------------------------------------------------------------------------
@@ -148,7 +152,8 @@ struct InspectOptions {
 };
 
 // Inspects a bundle directory. Failed checks are part of the report, not errors; an error means
-// the directory itself could not be examined (it does not exist, is not a directory).
+// the directory itself could not be examined: it does not exist (not_found), or is something else,
+// a regular file or a manifest.json named instead of its directory (invalid_argument, saying so).
 Result<InspectReport> inspect_bundle(const std::string& bundle_dir, const InspectOptions& options = {});
 
 // Inspects every bundle (every manifest.json) inside a wheel or zip, reading cubins from the

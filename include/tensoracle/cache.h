@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensoracle/byte_size.h"
 #include "tensoracle/engine_file.h"
 #include "tensoracle/environment.h"
 #include "tensoracle/safetensors.h"
@@ -106,20 +107,18 @@ enum class CachePolicy {
 std::string_view cache_policy_name(CachePolicy policy);  // "reuse", "rebuild", "require-cached"
 Result<CachePolicy> parse_cache_policy(std::string_view name);
 
-// $TENSORACLE_CACHE_DIR, else $XDG_CACHE_HOME/tensoracle, else $HOME/.cache/tensoracle (empty
-// variables count as unset).
-std::string default_cache_directory();
-
-// "512M", "10G", "1.5GiB", "4096" (bytes); K/M/G/T are powers of 1024.
-Result<uint64_t> parse_byte_size(std::string_view text);
+// $TENSORACLE_CACHE_DIR, else $XDG_CACHE_HOME/tensoracle, else $HOME/.cache/tensoracle (an empty
+// XDG_CACHE_HOME or HOME counts as unset, as the XDG specification says). A TENSORACLE_CACHE_DIR
+// that is set but empty is an error naming it: a script that meant a directory lost it.
+Result<std::string> default_cache_directory();
 
 inline constexpr uint64_t kDefaultCacheMaxSize = uint64_t{20} << 30;
 
 struct CacheOptions {
   std::string directory;  // empty: default_cache_directory()
   // Total size of engines and manifests above which least-recently-used entries are evicted
-  // after a build; 0 means no limit. Empty options take $TENSORACLE_CACHE_MAX_SIZE, else
-  // kDefaultCacheMaxSize.
+  // after a build; 0 means no limit. Empty options take $TENSORACLE_CACHE_MAX_SIZE (parsed by
+  // parse_byte_size), else kDefaultCacheMaxSize.
   std::optional<uint64_t> max_size_bytes;
 };
 
@@ -161,9 +160,13 @@ struct CachePruneResult {
 
 class CacheStore {
  public:
-  // Does not touch the file system; a missing directory is created on the first build.
+  // Does not touch the file system; a missing directory is created on the first build. Settings
+  // taken from the environment that are wrong ($TENSORACLE_CACHE_DIR set but empty,
+  // $TENSORACLE_CACHE_MAX_SIZE not a size) make settings_status() an error naming the variable and
+  // its value, and every operation return that error.
   explicit CacheStore(CacheOptions options = {});
 
+  const Status& settings_status() const { return settings_; }
   const std::string& directory() const { return directory_; }
   uint64_t max_size_bytes() const { return max_size_bytes_; }
 
@@ -194,7 +197,8 @@ class CacheStore {
 
  private:
   std::string directory_;
-  uint64_t max_size_bytes_;
+  uint64_t max_size_bytes_ = kDefaultCacheMaxSize;
+  Status settings_;
 };
 
 }  // namespace tensoracle

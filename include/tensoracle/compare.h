@@ -53,6 +53,11 @@ struct NonFiniteCounts {
   int64_t total() const { return nan + posinf + neginf; }
 };
 
+// The NaN, +inf and -inf elements of one array (all zero for integer and bool arrays).
+NonFiniteCounts count_non_finite(const ArrayView& array);
+// "all finite", or the non-zero counts: "20 NaN", "3 NaN, 1 -inf".
+std::string non_finite_text(const NonFiniteCounts& counts);
+
 // The element-wise tolerance check of one output.
 struct ToleranceCheck {
   Tolerance tolerance;

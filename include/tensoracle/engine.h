@@ -29,6 +29,7 @@
 #include "tensoracle/array.h"
 #include "tensoracle/engine_file.h"
 #include "tensoracle/layer_timing.h"
+#include "tensoracle/npy.h"
 #include "tensoracle/status.h"
 
 namespace tensoracle {
@@ -57,6 +58,15 @@ class Engine {
 
   // An execution in optimization profile `profile`; input shapes start at the profile's opt.
   Result<Execution> create_execution(size_t profile = 0) const;
+
+  // Checks an input array before any of its data is read: `name` is an input, `dtype` its type,
+  // `shape` within optimization profile `profile` (errors as set_input_shape's).
+  Status check_input(const std::string& name, DataType dtype, const Dims& shape, size_t profile = 0) const;
+  // Reads exactly the engine's inputs from an array file (read_named_arrays; npy.h): other arrays
+  // (references kept beside the inputs) are skipped unread, each input is checked with
+  // check_input, and the data read is bounded by the profile's max shapes, so a file that
+  // declares or inflates to more is refused before anything is allocated.
+  ArrayReadOptions input_read_options(size_t profile = 0) const;
 
   struct Impl;
 

@@ -92,7 +92,13 @@ class ModelPackage {
   std::shared_ptr<const Impl> impl_;
 };
 
-// Parses "NAME:DIMS[:OPT:MAX];..." into single-profile declarations.
+// Input declarations from specs "NAME:DIMS" or "NAME:MIN:OPT:MAX" (parse_input_spec), in order of
+// first appearance. A NAME given again declares its range in the next optimization profile:
+//   {"image:1x3x32x32", "image:8x3x32x32"}  -> image, profiles 0 and 1
+// Every input must then have the same number of profiles; errors name the counts.
+Result<std::vector<InputDeclaration>> declare_inputs(const std::vector<std::string>& specs);
+
+// Parses "NAME:DIMS[:OPT:MAX];..." (the specs of declare_inputs, separated by ';').
 Result<std::vector<InputDeclaration>> parse_input_specs(const std::string& text);
 
 }  // namespace tensoracle

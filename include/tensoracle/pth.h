@@ -20,6 +20,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +44,23 @@ struct PthLimits {
   size_t max_rank = 64;                         // tensor dimensions
 };
 
+// The default bound on the dense bytes a checkpoint may expand to (PthOptions::max_output_bytes):
+// the larger of 16 GiB and 8 times the checkpoint's size. A checkpoint of contiguous tensors
+// expands to less than its own size; views (a transpose, a slice, torch's expand() with stride 0)
+// each become a dense copy, which is how a few kilobytes can ask for gigabytes.
+inline constexpr uint64_t kDefaultPthOutputFloor = uint64_t{16} << 30;
+inline constexpr uint64_t kDefaultPthOutputFactor = 8;
+uint64_t default_pth_output_limit(uint64_t checkpoint_bytes);
+
+// Where a long conversion stands: `stage` is "materializing" (dense copies of views, in memory)
+// or "writing" (the output file); bytes done of the stage's total.
+struct PthProgress {
+  const char* stage;
+  uint64_t done_bytes;
+  uint64_t total_bytes;
+};
+using PthProgressFn = std::function<void(const PthProgress&)>;
+
 struct PthOptions {
   // Dotted path to the object that holds the tensors: "state_dict", "model.state_dict",
   // "optimizer.state". Each step matches the longest dict key (keys may contain dots), or a
@@ -52,6 +71,11 @@ struct PthOptions {
   // fp8 tensors keep their type.
   std::optional<DataType> float_dtype;
   PthLimits limits;
+  // The most bytes of dense tensor data the checkpoint may expand to (after float_dtype), checked
+  // before anything is materialized or written; nullopt: default_pth_output_limit(file size).
+  std::optional<uint64_t> max_output_bytes;
+  // Called every few MiB while views are materialized and while the output is written.
+  PthProgressFn progress;
 };
 
 // The tensors of a checkpoint, read and made dense.

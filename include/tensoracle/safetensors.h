@@ -117,10 +117,12 @@ struct SafetensorsWriteOptions {
   // contiguous, as the format requires, ordered by element size (widest first) then name, so each
   // starts at a multiple of its own element size when the alignment is 8 or more.
   size_t alignment = 8;
+  // Called every few MiB written with the bytes written so far and the file's final size.
+  std::function<void(uint64_t written, uint64_t total)> progress;
 };
 
-// Writes `tensors` to `path` atomically (a temporary file in the same directory, fsync, rename):
-// on error nothing is left at `path`.
+// Writes `tensors` to `path` atomically (a temporary file in the same directory, fsync, rename;
+// output_files.h): on error nothing is left at `path`.
 Status write_safetensors(const std::string& path, const NamedArrayViews& tensors,
                          const SafetensorsWriteOptions& options = {});
 

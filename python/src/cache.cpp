@@ -95,8 +95,9 @@ void bind_cache(nb::module_& m) {
       }, "Removes every entry not in use by another process.")
       .def("__repr__", [](const CacheStore& s) { return "<CacheStore '" + s.directory() + "'>"; });
 
-  m.def("default_cache_directory", &default_cache_directory,
-        "$TENSORACLE_CACHE_DIR, else $XDG_CACHE_HOME/tensoracle, else ~/.cache/tensoracle");
+  m.def("default_cache_directory", [] { return unwrap(default_cache_directory()); },
+        "$TENSORACLE_CACHE_DIR, else $XDG_CACHE_HOME/tensoracle, else ~/.cache/tensoracle; raises when "
+        "TENSORACLE_CACHE_DIR is set but empty");
   m.def("parse_byte_size", [](const std::string& text) { return unwrap(parse_byte_size(text)); }, "text"_a,
         "\"512M\", \"10G\", \"1.5GiB\", \"4096\" -> bytes (K/M/G/T are powers of 1024)");
 }

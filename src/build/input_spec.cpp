@@ -2,6 +2,7 @@
 // "image:1x3x32x32" or "image:1x3x32x32:8x3x32x32:32x3x32x32", several joined by ';'.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/errors.h"
@@ -44,17 +45,36 @@ Result<std::pair<std::string, ShapeRange>> parse_input_spec(const std::string& t
   return std::make_pair(parts[0], range);
 }
 
-Result<std::vector<InputDeclaration>> parse_input_specs(const std::string& text) {
+Result<std::vector<InputDeclaration>> declare_inputs(const std::vector<std::string>& specs) {
   std::vector<InputDeclaration> out;
+  for (const std::string& text : specs) {
+    TO_ASSIGN_OR_RETURN(auto spec, parse_input_spec(text));
+    auto same = std::find_if(out.begin(), out.end(), [&](const InputDeclaration& d) { return d.name == spec.first; });
+    if (same == out.end()) out.push_back(InputDeclaration{spec.first, std::nullopt, {spec.second}});
+    else same->profiles.push_back(spec.second);
+  }
+  for (const InputDeclaration& input : out) {
+    if (input.profiles.size() == out.front().profiles.size()) continue;
+    std::string counts;
+    for (const InputDeclaration& d : out) counts += fmt::format("{}'{}' {}", counts.empty() ? "" : ", ", d.name, d.profiles.size());
+    return invalid_argument(
+        "the inputs declare different numbers of optimization profiles ({}): give every input once per profile, "
+        "in profile order",
+        counts);
+  }
+  return out;
+}
+
+Result<std::vector<InputDeclaration>> parse_input_specs(const std::string& text) {
+  std::vector<std::string> specs;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find(';', pos);
     if (end == std::string::npos) end = text.size();
-    TO_ASSIGN_OR_RETURN(auto spec, parse_input_spec(text.substr(pos, end - pos)));
-    out.push_back(InputDeclaration{spec.first, std::nullopt, {spec.second}});
+    specs.push_back(text.substr(pos, end - pos));
     pos = end + 1;
   }
-  return out;
+  return declare_inputs(specs);
 }
 
 }  // namespace tensoracle

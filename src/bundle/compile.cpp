@@ -15,6 +15,7 @@
 #include "bundle/cubin_elf.h"
 #include "bundle/process.h"
 #include "core/errors.h"
+#include "io/atomic_file.h"
 #include "tensoracle/bundle.h"
 #include "tensoracle/hashing.h"
 
@@ -202,10 +203,9 @@ Result<BundleManifest> build_in(const fs::path& root, const CompileBundleOptions
     const auto& kernels = kernels_by_source[source.name];
     source.kernels.assign(kernels.begin(), kernels.end());
   }
-  std::ofstream file(root / kBundleManifestFile, std::ios::binary);
-  file << bundle_manifest_to_json(manifest);
-  file.close();
-  if (!file) return io_error("cannot write '{}'", (root / kBundleManifestFile).string());
+  const std::string manifest_json = bundle_manifest_to_json(manifest);
+  TO_RETURN_IF_ERROR(
+      write_file_atomically((root / kBundleManifestFile).string(), manifest_json.data(), manifest_json.size()));
   return manifest;
 }
 

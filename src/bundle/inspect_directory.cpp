@@ -51,7 +51,17 @@ class DirectoryFiles final : public bundle::BundleFiles {
 
 Result<InspectReport> inspect_bundle(const std::string& bundle_dir, const InspectOptions& options) {
   std::error_code error;
-  if (!fs::is_directory(bundle_dir, error)) return not_found("bundle directory '{}' does not exist", bundle_dir);
+  const fs::file_status status = fs::status(bundle_dir, error);
+  if (!fs::exists(status)) return not_found("bundle directory '{}' does not exist", bundle_dir);
+  if (!fs::is_directory(status)) {
+    if (fs::path(bundle_dir).filename().string() == kBundleManifestFile)
+      return invalid_argument("'{}' is a bundle manifest; pass the bundle directory that holds it ('{}')", bundle_dir,
+                              fs::path(bundle_dir).parent_path().string());
+    return invalid_argument("'{}' is not a bundle directory: it is {} (a bundle is a directory holding {}; a wheel or "
+                            "zip is checked with 'bundle inspect-wheel')",
+                            bundle_dir, fs::is_regular_file(status) ? "a regular file" : "not a directory",
+                            kBundleManifestFile);
+  }
   const fs::path root = fs::canonical(bundle_dir, error);
   if (error) return io_error("cannot resolve '{}': {}", bundle_dir, error.message());
 

@@ -9,7 +9,9 @@
 
 #include "bundle/inspect_core.h"
 #include "bundle/path_safety.h"
+#include "core/counted.h"
 #include "core/errors.h"
+#include "io/zip_open.h"
 
 namespace tensoracle {
 namespace {
@@ -82,13 +84,18 @@ bool is_symlink_entry(zip_t* archive, zip_uint64_t index) {
 
 Result<InspectReport> inspect_wheel(const std::string& wheel_path, const InspectOptions& options) {
   std::error_code fs_error;
-  if (!std::filesystem::is_regular_file(wheel_path, fs_error)) return not_found("wheel '{}' does not exist", wheel_path);
+  const auto status = std::filesystem::status(wheel_path, fs_error);
+  if (!std::filesystem::exists(status)) return not_found("wheel '{}' does not exist", wheel_path);
+  if (std::filesystem::is_directory(status))
+    return invalid_argument("'{}' is a directory, not a wheel or zip (a bundle directory is checked with 'bundle inspect')",
+                            wheel_path);
+  if (!std::filesystem::is_regular_file(status)) return invalid_argument("'{}' is not a regular file", wheel_path);
   InspectReport report;
   report.target = wheel_path;
   auto& checks = report.checks;
 
   int error_code = 0;
-  std::unique_ptr<zip_t, ZipCloser> archive(zip_open(wheel_path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &error_code));
+  std::unique_ptr<zip_t, ZipCloser> archive(open_zip_read_only(wheel_path, &error_code));
   if (!archive) {
     zip_error_t error;
     zip_error_init_with_code(&error, error_code);
@@ -98,7 +105,7 @@ Result<InspectReport> inspect_wheel(const std::string& wheel_path, const Inspect
     return report;
   }
   const zip_int64_t count = zip_get_num_entries(archive.get(), 0);
-  checks.push_back({std::string(names::kWheelArchive), wheel_path, true, fmt::format("zip with {} entries", count)});
+  checks.push_back({std::string(names::kWheelArchive), wheel_path, true, "zip with " + counted(static_cast<uint64_t>(count), "entry", "entries")});
 
   // Every entry name is checked, not only the bundles' files: an installer extracts them all.
   std::map<std::string, Entry> entries;

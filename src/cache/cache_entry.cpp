@@ -134,6 +134,14 @@ Result<Listing> list_directory(const std::string& directory) {
   return listing;
 }
 
+Status remove_irregular_files(const Paths& paths) {
+  for (const std::string* path : {&paths.engine, &paths.manifest}) {
+    struct stat info;
+    if (::lstat(path->c_str(), &info) == 0 && !S_ISREG(info.st_mode)) TO_RETURN_IF_ERROR(unlink_entry_file(*path));
+  }
+  return Status::ok();
+}
+
 Status remove_files(const Paths& paths) {
   TO_RETURN_IF_ERROR(unlink_entry_file(paths.engine));
   TO_RETURN_IF_ERROR(unlink_entry_file(paths.manifest));

@@ -55,6 +55,11 @@ Result<Listing> list_directory(const std::string& directory);
 // could not be deleted and why ("Permission denied").
 Status remove_files(const Paths& paths);
 
+// Deletes the entry's engine and manifest where they are something other than a regular file (a
+// link: the link itself; a FIFO), so that storing a rebuilt entry replaces them; the writers
+// replace only regular files (output_files.h). The caller holds the key's lock.
+Status remove_irregular_files(const Paths& paths);
+
 // The key a temporary file name belongs to (".<key>.engine.tmp-..."), or empty.
 std::string key_of_temporary_file(std::string_view name);
 

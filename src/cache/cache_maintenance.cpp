@@ -107,6 +107,7 @@ Result<CachePruneResult> evict_least_recently_used(const std::string& directory,
 }
 
 Result<std::vector<CacheEntryInfo>> CacheStore::list() const {
+  TO_RETURN_IF_ERROR(settings_);
   TO_ASSIGN_OR_RETURN(const Listing listing, list_directory(directory_));
   std::vector<CacheEntryInfo> entries;
   for (const std::string& key : listing.keys) entries.push_back(read_entry(directory_, key));
@@ -117,6 +118,7 @@ Result<std::vector<CacheEntryInfo>> CacheStore::list() const {
 }
 
 Result<CacheEntryInfo> CacheStore::info(std::string_view key_or_prefix) const {
+  TO_RETURN_IF_ERROR(settings_);
   if (key_or_prefix.empty()) return invalid_argument("an empty key prefix matches every entry");
   TO_ASSIGN_OR_RETURN(const Listing listing, list_directory(directory_));
   std::vector<std::string> matches;
@@ -130,6 +132,7 @@ Result<CacheEntryInfo> CacheStore::info(std::string_view key_or_prefix) const {
 }
 
 Result<std::vector<CacheProblem>> CacheStore::verify() const {
+  TO_RETURN_IF_ERROR(settings_);
   TO_ASSIGN_OR_RETURN(const Listing listing, list_directory(directory_));
   std::vector<CacheProblem> problems;
   for (const std::string& key : listing.keys) {
@@ -143,6 +146,7 @@ Result<std::vector<CacheProblem>> CacheStore::verify() const {
 }
 
 Result<CachePruneResult> CacheStore::prune(uint64_t max_size_bytes) const {
+  TO_RETURN_IF_ERROR(settings_);
   return evict_least_recently_used(directory_, max_size_bytes, "");
 }
 

@@ -1,6 +1,4 @@
 // Where the cache lives, how big it may grow, and the policy names.
-#include <cctype>
-#include <cmath>
 #include <cstdlib>
 
 #include "core/errors.h"
@@ -12,6 +10,24 @@ namespace {
 std::string environment_variable(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? std::string() : std::string(value);
+}
+
+// A variable of tensoracle's own that is set must say something: an empty one is far more
+// likely a script's mistake (an unset shell variable expanded) than a wish for the default.
+Status refuse_if_set_but_empty(const char* name) {
+  const char* value = std::getenv(name);
+  if (value != nullptr && *value == '\0')
+    return invalid_argument("${} is set but empty; unset it for the default, or give it a value", name);
+  return Status::ok();
+}
+
+Result<uint64_t> max_size_from_environment() {
+  TO_RETURN_IF_ERROR(refuse_if_set_but_empty("TENSORACLE_CACHE_MAX_SIZE"));
+  const std::string text = environment_variable("TENSORACLE_CACHE_MAX_SIZE");
+  if (text.empty()) return kDefaultCacheMaxSize;
+  auto size = parse_byte_size(text);
+  if (!size.is_ok()) return size.status().with_context("$TENSORACLE_CACHE_MAX_SIZE");
+  return size;
 }
 
 }  // namespace
@@ -31,47 +47,28 @@ Result<CachePolicy> parse_cache_policy(std::string_view name) {
   return invalid_argument("unknown cache policy '{}' (expected reuse, rebuild or require-cached)", name);
 }
 
-std::string default_cache_directory() {
+Result<std::string> default_cache_directory() {
+  TO_RETURN_IF_ERROR(refuse_if_set_but_empty("TENSORACLE_CACHE_DIR"));
   if (std::string dir = environment_variable("TENSORACLE_CACHE_DIR"); !dir.empty()) return dir;
   if (std::string xdg = environment_variable("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/tensoracle";
   if (std::string home = environment_variable("HOME"); !home.empty()) return home + "/.cache/tensoracle";
-  return ".tensoracle-cache";  // no HOME at all (some daemons): the working directory
+  return std::string(".tensoracle-cache");  // no HOME at all (some daemons): the working directory
 }
 
-Result<uint64_t> parse_byte_size(std::string_view text) {
-  const std::string original(text);
-  size_t end = 0;
-  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
-  if (end == 0) return invalid_argument("'{}' is not a size (examples: 4096, 512M, 10G)", original);
-  double number = 0;
-  try {
-    number = std::stod(std::string(text.substr(0, end)));
-  } catch (...) {
-    return invalid_argument("'{}' is not a size (examples: 4096, 512M, 10G)", original);
+CacheStore::CacheStore(CacheOptions options) {
+  if (!options.directory.empty()) {
+    directory_ = options.directory;
+  } else if (auto from_environment = default_cache_directory(); from_environment.is_ok()) {
+    directory_ = *from_environment;
+  } else {
+    settings_ = from_environment.status();
   }
-  std::string unit(text.substr(end));
-  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();  // "GB", "GIB"
-  if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
-  double scale = 1;
-  if (unit == "K") scale = 1024.0;
-  else if (unit == "M") scale = 1024.0 * 1024;
-  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty() && unit != "B")
-    return invalid_argument("'{}' has an unknown unit '{}' (use K, M, G or T)", original, text.substr(end));
-  const double bytes = number * scale;
-  if (!std::isfinite(bytes) || bytes >= 1.8e19) return invalid_argument("size '{}' is too large", original);
-  return static_cast<uint64_t>(bytes);
-}
-
-CacheStore::CacheStore(CacheOptions options)
-    : directory_(options.directory.empty() ? default_cache_directory() : options.directory) {
   if (options.max_size_bytes) {
     max_size_bytes_ = *options.max_size_bytes;
-  } else {
-    auto from_environment = parse_byte_size(environment_variable("TENSORACLE_CACHE_MAX_SIZE"));
-    max_size_bytes_ = from_environment.is_ok() ? *from_environment : kDefaultCacheMaxSize;
+  } else if (auto from_environment = max_size_from_environment(); from_environment.is_ok()) {
+    max_size_bytes_ = *from_environment;
+  } else if (settings_.is_ok()) {
+    settings_ = from_environment.status();
   }
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
 }

@@ -15,6 +15,7 @@
 #include "cache/cache_entry.h"
 #include "cache/cache_maintenance.h"
 #include "cache/file_lock.h"
+#include "core/counted.h"
 #include "core/errors.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
@@ -74,7 +75,8 @@ std::string explain_miss(const std::string& directory, const std::string& manife
     }
   }
   if (nearest_key.empty())
-    return fmt::format("no cached engine named '{}' ({} entries for other engines)", engine_name, other_engines);
+    return fmt::format("no cached engine named '{}' ({} for other engines)", engine_name,
+                       counted(other_engines, "entry", "entries"));
   return fmt::format("nearest cached engine differs in: {} (key {})", join(nearest_differences, 8),
                      short_key(nearest_key));
 }
@@ -83,6 +85,7 @@ std::string explain_miss(const std::string& directory, const std::string& manife
 
 Result<CacheOpenResult> CacheStore::open_or_build(const KeyManifest& manifest, CachePolicy policy,
                                                   const EngineBuildFn& build) const {
+  TO_RETURN_IF_ERROR(settings_);
   const std::string manifest_json = manifest_to_json(manifest);
   const std::string key = cache_key_of_manifest_json(manifest_json);
   const Paths paths = paths_of(directory_, key);
@@ -149,6 +152,7 @@ Result<CacheOpenResult> CacheStore::open_or_build(const KeyManifest& manifest, C
   writer.set_manifest_json(manifest_json);
 
   Status stored = writable;
+  if (stored.is_ok()) stored = remove_irregular_files(paths);
   if (stored.is_ok()) stored = write_file_atomically(paths.manifest, manifest_json.data(), manifest_json.size());
   if (stored.is_ok()) stored = writer.write_file(paths.engine);
   if (!stored.is_ok()) {
@@ -172,8 +176,10 @@ Result<CacheOpenResult> CacheStore::open_or_build(const KeyManifest& manifest, C
     if (!evicted.is_ok())
       warnings.push_back("cache eviction failed: " + evicted.status().message());
     else if (!evicted->removed_keys.empty())
-      warnings.push_back(fmt::format("evicted {} least-recently-used cache entries ({} bytes) to stay under {} bytes",
-                                     evicted->removed_keys.size(), evicted->bytes_freed, max_size_bytes_));
+      warnings.push_back(fmt::format("evicted {} ({}) to stay under {}",
+                                     counted(evicted->removed_keys.size(), "least-recently-used cache entry",
+                                             "least-recently-used cache entries"),
+                                     format_byte_size(evicted->bytes_freed), format_byte_size(max_size_bytes_)));
   }
   return CacheOpenResult{std::move(*engine), key, paths.engine, false, true, seconds, std::move(explanation),
                          std::move(warnings)};

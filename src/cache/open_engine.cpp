@@ -54,6 +54,7 @@ std::vector<std::string> io_mismatches(const IoTable& engine, const IoTable& dec
 
 Result<OpenedEngine> open_engine(const EngineBuild& build, CachePolicy policy, const CacheOptions& cache_options) {
   CacheStore store(cache_options);
+  TO_RETURN_IF_ERROR(store.settings_status());
   FileHashCache sidecar = store.file_hashes();
   TO_ASSIGN_OR_RETURN(PreparedBuild prepared, prepare_build(build, &sidecar));
   EngineBuildFn build_fn = [&]() { return plan_engine(build, prepared); };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/counted.h"
 #include "tensoracle/compare.h"
 
 namespace tensoracle {
@@ -33,10 +34,7 @@ std::string render(const std::vector<Row>& rows) {
 
 std::string sci(double value) { return std::isfinite(value) ? fmt::format("{:.3e}", value) : fmt::format("{}", value); }
 
-std::string counts(const NonFiniteCounts& c) {
-  if (c.total() == 0) return "0";
-  return fmt::format("{}nan/{}+inf/{}-inf", c.nan, c.posinf, c.neginf);
-}
+std::string counts(const NonFiniteCounts& c) { return c.total() == 0 ? "0" : non_finite_text(c); }
 
 std::string dtypes(DataType candidate, DataType reference) {
   if (candidate == reference) return std::string(data_type_name(candidate));
@@ -89,7 +87,7 @@ std::string comparison_table(const ComparisonReport& report, const GateResult& g
   if (!report.extra_outputs.empty())
     text += fmt::format("only in candidate: {}\n", fmt::join(report.extra_outputs, ", "));
   for (const Violation& v : gate.violations) text += fmt::format("violation: {}\n", v.message);
-  text += gate.passed ? "PASSED\n" : fmt::format("FAILED ({} violations)\n", gate.violations.size());
+  text += gate.passed ? "PASSED\n" : "FAILED (" + counted(gate.violations.size(), "violation") + ")\n";
   return text;
 }
 

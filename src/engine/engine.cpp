@@ -5,8 +5,8 @@
 
 #include "backends/registry.h"
 #include "core/errors.h"
-#include "core/human_bytes.h"
 #include "engine/engine_validation.h"
+#include "tensoracle/byte_size.h"
 
 namespace tensoracle {
 
@@ -98,7 +98,7 @@ Status check_activation_memory(const Engine::Impl& impl, const std::map<std::str
   if (bytes > impl.limit.bytes)
     return invalid_argument("engine '{}': these input shapes need {} ({} bytes) of activation memory, more than the {} "
                             "of {}",
-                            impl.file.label(), human_bytes(bytes), bytes, human_bytes(impl.limit.bytes),
+                            impl.file.label(), format_byte_size(bytes), bytes, format_byte_size(impl.limit.bytes),
                             impl.limit.source);
   return Status::ok();
 }

@@ -6,9 +6,9 @@
 #include "backends/plan_network.h"
 #include "backends/registry.h"
 #include "core/errors.h"
-#include "core/human_bytes.h"
 #include "core/quoted.h"
 #include "io/strict_json.h"
+#include "tensoracle/byte_size.h"
 
 namespace tensoracle {
 namespace {
@@ -245,7 +245,7 @@ Result<ValidatedEngine> validate(const EngineFile& file) {
     if (at[0] > out.limit.bytes)
       return corrupt_data("{}: profile {} needs {} ({} bytes) of activation memory at its smallest input shapes, more "
                           "than the {} of {}",
-                          engine, p, human_bytes(at[0]), at[0], human_bytes(out.limit.bytes), out.limit.source);
+                          engine, p, format_byte_size(at[0]), at[0], format_byte_size(out.limit.bytes), out.limit.source);
     out.min_activation_bytes.push_back(at[0]);
     out.max_activation_bytes.push_back(at[2]);
   }

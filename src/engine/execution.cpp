@@ -1,6 +1,7 @@
 // Execution: input shapes within the profile, caller-owned bindings, enqueue (engine.h).
 #include <fmt/format.h>
 
+#include "core/counted.h"
 #include "core/errors.h"
 #include "backends/backend.h"
 #include "tensoracle/engine.h"
@@ -29,7 +30,51 @@ std::string shapes_text(const std::map<std::string, Dims>& shapes) {
   return text;
 }
 
+// The shape checks of set_input_shape, shared with Engine::check_input.
+Status check_shape_in_profile(const IoTensor& io, size_t profile, const Dims& shape) {
+  const ShapeRange& range = io.profiles[profile];
+  if (shape.rank() != range.min.rank())
+    return invalid_argument("input '{}': shape {} has rank {}, the engine expects rank {} (profile {}: min {}, max {})",
+                            io.name, shape.to_string(), shape.rank(), range.min.rank(), profile, range.min.to_string(),
+                            range.max.to_string());
+  for (size_t d = 0; d < shape.rank(); ++d) {
+    if (shape[d] < range.min[d] || shape[d] > range.max[d])
+      return invalid_argument("input '{}': dim {} is {}, outside the range [{}, {}] of optimization profile {} (shape {})",
+                              io.name, d, shape[d], range.min[d], range.max[d], profile, shape.to_string());
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+Status Engine::check_input(const std::string& name, DataType dtype, const Dims& shape, size_t profile) const {
+  if (profile >= num_profiles())
+    return invalid_argument("the engine has {}; there is no profile {}", counted(num_profiles(), "optimization profile"),
+                            profile);
+  const IoTensor* io = find_io(io_table(), name);
+  if (io == nullptr || !io->is_input) return not_found("'{}' is not an input of the engine", name);
+  if (dtype != io->dtype)
+    return invalid_argument("input '{}' is {}, the engine takes {}", name, data_type_name(dtype), data_type_name(io->dtype));
+  return check_shape_in_profile(*io, profile, shape);
+}
+
+ArrayReadOptions Engine::input_read_options(size_t profile) const {
+  ArrayReadOptions options;
+  options.only.emplace();
+  uint64_t most = 0;
+  for (const IoTensor& t : io_table().tensors) {
+    if (!t.is_input) continue;
+    options.only->insert(t.name);
+    const auto bytes = profile < t.profiles.size() ? t.profiles[profile].max.byte_size(t.dtype) : Result<int64_t>(0);
+    const uint64_t input_most = bytes.is_ok() ? static_cast<uint64_t>(*bytes) : UINT64_MAX;
+    most = input_most > UINT64_MAX - most ? UINT64_MAX : most + input_most;
+  }
+  options.max_total_bytes = most;
+  options.check = [engine = *this, profile](const std::string& name, DataType dtype, const Dims& shape) {
+    return engine.check_input(name, dtype, shape, profile);
+  };
+  return options;
+}
 
 // Engine::Impl is private to engine.cpp; executions reach the I/O table and the memory check
 // through these accessors.
@@ -45,16 +90,7 @@ Status Execution::set_input_shapes(const std::map<std::string, Dims>& shapes) {
   for (const auto& [name, shape] : shapes) {
     const IoTensor* io = find_io(table, name);
     if (io == nullptr || !io->is_input) return not_found("set_input_shape: '{}' is not an input of the engine", name);
-    const ShapeRange& range = io->profiles[profile_];
-    if (shape.rank() != range.min.rank())
-      return invalid_argument("input '{}': shape {} has rank {}, the engine expects rank {} (profile {}: min {}, max {})", name,
-                              shape.to_string(), shape.rank(), range.min.rank(), profile_, range.min.to_string(),
-                              range.max.to_string());
-    for (size_t d = 0; d < shape.rank(); ++d) {
-      if (shape[d] < range.min[d] || shape[d] > range.max[d])
-        return invalid_argument("input '{}': dim {} is {}, outside the range [{}, {}] of optimization profile {} (shape {})",
-                                name, d, shape[d], range.min[d], range.max[d], profile_, shape.to_string());
-    }
+    TO_RETURN_IF_ERROR(check_shape_in_profile(*io, profile_, shape));
   }
   std::map<std::string, Dims> inputs = input_shapes_;
   for (const auto& [name, shape] : shapes) inputs[name] = shape;

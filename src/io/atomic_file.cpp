@@ -9,8 +9,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "core/errors.h"
+#include "io/temporary_files.h"
+#include "tensoracle/output_files.h"
 
 namespace tensoracle {
 namespace {
@@ -56,7 +59,8 @@ Status fsync_directory(const std::string& directory) {
 Status AtomicFileWriter::write(const void* data, size_t size) {
   const char* bytes = static_cast<const char*>(data);
   while (size > 0) {
-    const ssize_t n = ::write(fd_, bytes, size);
+    // Chunks of kWritebackChunk: writeback and progress reports follow a large array as it goes.
+    const ssize_t n = ::write(fd_, bytes, std::min(size, kWritebackChunk));
     if (n < 0) {
       if (errno == EINTR) continue;
       return io_error("cannot write '{}': {}", path_, errno_text(errno));
@@ -95,7 +99,10 @@ Result<size_t> AtomicFileWriter::copy_from(int fd, uint64_t offset, size_t size)
 
 void AtomicFileWriter::advance(size_t bytes) {
   written_ += bytes;
-  if (written_ - writeback_started_ >= kWritebackChunk) start_writeback();
+  if (written_ - writeback_started_ >= kWritebackChunk) {
+    start_writeback();
+    if (progress_) progress_(written_);
+  }
 }
 
 // A hint, not a promise: it only starts writeback (it neither waits for it nor makes anything
@@ -139,12 +146,17 @@ Status AtomicFileWriter::write_zeros(size_t count) {
 Status write_file_atomically(const std::string& path,
                              const std::function<Status(AtomicFileWriter&)>& write) {
   const auto [directory, base] = split_path(path);
-  if (base.empty()) return invalid_argument("cannot write '{}': the path names a directory", path);
+  TO_RETURN_IF_ERROR(check_output_path(path));
 
   std::string temporary;
   int fd = -1;
+  // Registered before the file exists, so that no signal can come between its creation and its
+  // registration; retired (at the end of this function) only after it was renamed or removed.
+  std::optional<TemporaryFileRegistration> registration;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
     temporary = temporary_name(directory, base);
+    registration.reset();
+    registration.emplace(temporary);
     fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST)
       return io_error("cannot create a temporary file in '{}' to write '{}': {}", directory, path,
@@ -158,6 +170,8 @@ Status write_file_atomically(const std::string& path,
     status = io_error("cannot sync '{}' to disk: {}", temporary, errno_text(errno));
   if (::close(fd) != 0 && status.is_ok())
     status = io_error("cannot close '{}': {}", temporary, errno_text(errno));
+  // Again, just before the rename: something else may have appeared at the path meanwhile.
+  if (status.is_ok()) status = check_output_path(path);
   if (status.is_ok() && ::rename(temporary.c_str(), path.c_str()) != 0)
     status = io_error("cannot rename '{}' to '{}': {}", temporary, path, errno_text(errno));
   if (!status.is_ok()) {

@@ -1,9 +1,11 @@
 // Crash-safe file replacement: write a temporary file beside the target, fsync it, rename it over
 // the target, fsync the directory. Readers see the old file or the complete new one, never a
-// partial one; after a crash at most a stray ".NAME.tmp-*" file is left in the directory.
+// partial one; only a regular file is ever replaced (output_files.h); the temporary file is
+// removed on errors and, with remove_temporary_files_on_signals(), on SIGINT/SIGTERM/SIGHUP.
+// After a crash at most a stray ".NAME.tmp-*" file is left in the directory.
 //
-// Used by every writer that must not leave half-written files behind (safetensors, npy/npz, the
-// engine cache, bundles, converters).
+// The one path by which tensoracle writes files (safetensors, npy/npz, the engine cache, bundle
+// manifests, converters).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +13,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "tensoracle/status.h"
 
@@ -40,6 +43,8 @@ class AtomicFileWriter {
   Status overwrite(size_t offset, std::string_view bytes) { return overwrite(offset, bytes.data(), bytes.size()); }
   // Bytes written so far.
   size_t size() const { return written_; }
+  // Called with size() every few MiB appended (for progress reports).
+  void on_progress(std::function<void(size_t written)> progress) { progress_ = std::move(progress); }
 
  private:
   friend Status write_file_atomically(const std::string& path,
@@ -52,11 +57,13 @@ class AtomicFileWriter {
   const std::string& path_;  // the final path, for error messages
   size_t written_ = 0;
   size_t writeback_started_ = 0;  // bytes [0, this) were handed to start_writeback
+  std::function<void(size_t)> progress_;
 };
 
 // Creates or replaces `path` with what `write` produces. If `write` or any file operation fails,
-// the temporary file is removed, `path` is untouched, and the error is returned. The new file gets
-// mode 0666 minus the umask, like a plain open(2).
+// the temporary file is removed, `path` is untouched, and the error is returned. Refuses a path
+// that names anything but a regular file (check_output_path), before writing and again before the
+// rename. The new file gets mode 0666 minus the umask, like a plain open(2).
 Status write_file_atomically(const std::string& path,
                              const std::function<Status(AtomicFileWriter&)>& write);
 

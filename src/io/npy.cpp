@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "io/array_read_budget.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
 #include "io/npy_format.h"
@@ -9,7 +10,18 @@
 
 namespace tensoracle {
 
-Result<HostArray> parse_npy(const void* data, size_t size, const std::string& source) {
+namespace {
+
+std::string stem_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const size_t start = slash == std::string::npos ? 0 : slash + 1;
+  const size_t dot = path.find_last_of('.');
+  return path.substr(start, dot == std::string::npos || dot < start ? std::string::npos : dot - start);
+}
+
+// `budget` (optional) admits the array under `name` before its storage is allocated.
+Result<HostArray> parse_npy_bytes(const void* data, size_t size, const std::string& source, const std::string& name,
+                                  ArrayReadBudget* budget) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   auto header = parse_npy_header(bytes, size);
   if (!header.is_ok()) return header.status().with_context(fmt::format("'{}'", source));
@@ -17,15 +29,25 @@ Result<HostArray> parse_npy(const void* data, size_t size, const std::string& so
   if (available != header->data_size)
     return corrupt_data("'{}': shape {} of {} needs {} data bytes, but {} follow the header", source,
                         header->shape.to_string(), data_type_name(header->dtype), header->data_size, available);
+  if (budget != nullptr)
+    TO_RETURN_IF_ERROR(budget->admit(name, header->dtype, header->shape, header->data_size)
+                           .with_context(fmt::format("'{}'", source)));
   TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(header->dtype, header->shape));
   if (header->data_size > 0) std::memcpy(array.data(), bytes + header->header_size, header->data_size);
   TO_RETURN_IF_ERROR(normalize_npy_payload(*header, array));
   return array;
 }
 
-Result<HostArray> read_npy(const std::string& path) {
+}  // namespace
+
+Result<HostArray> parse_npy(const void* data, size_t size, const std::string& source) {
+  return parse_npy_bytes(data, size, source, source, nullptr);
+}
+
+Result<HostArray> read_npy(const std::string& path, const ArrayReadOptions& options) {
   TO_ASSIGN_OR_RETURN(auto file, MappedFile::open(path));
-  return parse_npy(file->data(), file->size(), path);
+  ArrayReadBudget budget(path, options, file->size());
+  return parse_npy_bytes(file->data(), file->size(), path, stem_of(path), &budget);
 }
 
 Status write_npy(const std::string& path, const ArrayView& array) {

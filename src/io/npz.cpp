@@ -1,13 +1,17 @@
 // .npz reading and writing through libzip: a zip archive of NAME.npy entries.
+#include <sys/stat.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <memory>
 #include <string_view>
 #include <vector>
 
 #include "core/errors.h"
+#include "io/array_read_budget.h"
 #include "io/atomic_file.h"
 #include "io/npy_format.h"
+#include "io/zip_open.h"
 #include "tensoracle/npy.h"
 
 namespace tensoracle {
@@ -41,7 +45,8 @@ Status read_exactly(zip_file_t* file, void* out, size_t size, const std::string&
   return Status::ok();
 }
 
-Result<HostArray> read_entry(zip_t* archive, zip_uint64_t index, const std::string& entry) {
+Result<HostArray> read_entry(zip_t* archive, zip_uint64_t index, const std::string& entry, const std::string& name,
+                             ArrayReadBudget& budget) {
   zip_stat_t stat;
   zip_stat_init(&stat);
   if (zip_stat_index(archive, index, 0, &stat) != 0 || (stat.valid & ZIP_STAT_SIZE) == 0)
@@ -67,6 +72,7 @@ Result<HostArray> read_entry(zip_t* archive, zip_uint64_t index, const std::stri
     return corrupt_data("entry '{}': shape {} of {} needs {} data bytes, but the entry holds {}", entry,
                         header->shape.to_string(), data_type_name(header->dtype), header->data_size,
                         stat.size - *header_size);
+  TO_RETURN_IF_ERROR(budget.admit(name, header->dtype, header->shape, header->data_size));
   TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(header->dtype, header->shape));
   TO_RETURN_IF_ERROR(read_exactly(file.get(), array.data(), header->data_size, entry));
   // Reading on to the end makes libzip check the entry's CRC.
@@ -137,9 +143,9 @@ Result<std::string> build_archive(const NamedArrayViews& arrays, bool compress) 
 
 }  // namespace
 
-Result<NamedArrays> read_npz(const std::string& path) {
+Result<NamedArrays> read_npz(const std::string& path, const ArrayReadOptions& options) {
   int code = 0;
-  ZipPtr archive(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  ZipPtr archive(open_zip_read_only(path, &code));
   if (!archive) {
     zip_error_t error;
     zip_error_init_with_code(&error, code);
@@ -149,7 +155,11 @@ Result<NamedArrays> read_npz(const std::string& path) {
     if (code == ZIP_ER_OPEN || code == ZIP_ER_READ) return io_error("cannot open '{}': {}", path, reason);
     return corrupt_data("'{}' is not a valid .npz (zip) file: {}", path, reason);
   }
+  struct stat file {};
+  (void)::stat(path.c_str(), &file);  // libzip has read it: only its size is wanted here
+  ArrayReadBudget budget(path, options, static_cast<uint64_t>(file.st_size));
   NamedArrays arrays;
+  std::vector<std::string> names;
   const zip_int64_t count = zip_get_num_entries(archive.get(), 0);
   for (zip_int64_t i = 0; i < count; ++i) {
     const auto index = static_cast<zip_uint64_t>(i);
@@ -160,11 +170,15 @@ Result<NamedArrays> read_npz(const std::string& path) {
         entry.compare(entry.size() - kEntrySuffix.size(), kEntrySuffix.size(), kEntrySuffix) != 0)
       return corrupt_data("'{}': entry '{}' is not an .npy file", path, entry);
     const std::string name = entry.substr(0, entry.size() - kEntrySuffix.size());
-    if (arrays.count(name) != 0) return corrupt_data("'{}': the array '{}' appears twice", path, name);
-    auto array = read_entry(archive.get(), index, entry);
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      return corrupt_data("'{}': the array '{}' appears twice", path, name);
+    names.push_back(name);
+    if (!budget.wanted(name)) continue;
+    auto array = read_entry(archive.get(), index, entry, name, budget);
     if (!array.is_ok()) return array.status().with_context(fmt::format("'{}'", path));
     arrays.emplace(name, std::move(*array));
   }
+  TO_RETURN_IF_ERROR(budget.check_complete(names));
   return arrays;
 }
 

@@ -6,24 +6,23 @@
 #include <fmt/format.h>
 
 namespace tensoracle {
-namespace {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  // Three rows of the dynamic programme: two back are needed for transpositions.
+  std::vector<size_t> before(b.size() + 1), previous(b.size() + 1), current(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
+    current[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        current[j] = std::min(current[j], before[j - 2] + 1);
     }
+    std::swap(before, previous);
+    std::swap(previous, current);
   }
-  return row[b.size()];
+  return previous[b.size()];
 }
-
-}  // namespace
 
 std::string nearby_names(const std::vector<std::string_view>& candidates, std::string_view name, size_t count) {
   std::vector<std::pair<size_t, std::string_view>> ranked;

@@ -1,4 +1,4 @@
-// "Did you mean" help for not-found tensor names.
+// "Did you mean" help for names not found: tensors, CLI commands.
 #pragma once
 
 #include <string>
@@ -6,6 +6,10 @@
 #include <vector>
 
 namespace tensoracle {
+
+// Edit distance: single-character insertions, deletions, substitutions and transpositions of
+// neighbours ("biuld" is one edit from "build"), each counting 1 (optimal string alignment).
+size_t edit_distance(std::string_view a, std::string_view b);
 
 // Up to `count` of `candidates` closest to `name` (edit distance, ties by name), formatted as
 // "'a', 'b', 'c'"; empty when there are no candidates.

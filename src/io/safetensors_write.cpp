@@ -143,7 +143,10 @@ Status write_safetensors(const std::string& path, const NamedArrayViews& tensors
   std::string prefix(8, '\0');
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<char>(static_cast<uint64_t>(header.size()) >> (8 * i));
   prefix += header;
+  uint64_t total = prefix.size();
+  for (const auto& tensor : *planned) total += tensor.bytes;
   return write_file_atomically(path, [&](AtomicFileWriter& writer) -> Status {
+    if (options.progress) writer.on_progress([&](size_t written) { options.progress(written, total); });
     TO_RETURN_IF_ERROR(writer.write(prefix));
     for (const auto& tensor : *planned) {
       size_t copied = 0;

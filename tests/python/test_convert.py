@@ -63,3 +63,13 @@ def test_read_pth_gives_read_only_views_in_file_order():
 def test_convert_refuses_a_bad_dtype(tmp_path):
     with pytest.raises(tensoracle.InvalidArgumentError, match="dtype"):
         tensoracle.convert_pth(PTH / "dtypes.pth", tmp_path / "x.safetensors", dtype="complex")
+
+
+def test_the_output_limit_is_the_callers_to_set(tmp_path):
+    out = tmp_path / "x.safetensors"
+    with pytest.raises(tensoracle.InvalidArgumentError, match=r"over the limit given \(1 B\)"):
+        tensoracle.convert_pth(PTH / "dtypes.pth", out, max_output_bytes=1)
+    assert not out.exists()
+    with pytest.raises(tensoracle.InvalidArgumentError, match="over the limit given"):
+        tensoracle.read_pth(PTH / "dtypes.pth", max_output_bytes=1)
+    assert tensoracle.convert_pth(PTH / "dtypes.pth", out, max_output_bytes=1 << 30).tensor_count > 1

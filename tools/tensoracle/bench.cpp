@@ -30,10 +30,7 @@ struct BenchArgs {
   bool json = false;
 };
 
-[[noreturn]] void fail_check(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  throw CommandExit{kExitCheckFailed};
-}
+[[noreturn]] void fail_check(const std::string& message) { fail(kExitCheckFailed, message); }
 
 bool is_file(const std::string& path) {
   struct stat st {};
@@ -131,8 +128,7 @@ void run_bench(BenchArgs& args) {
     valid = report->valid;
     text = args.json ? ab_report_json(*report, args.settings) + "\n" : ab_report_text(*report);
   }
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  print_result(text);
   throw CommandExit{valid ? kExitOk : kExitCheckFailed};
 }
 

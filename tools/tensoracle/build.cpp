@@ -22,12 +22,7 @@ struct BuildArgs {
 void run_build(const BuildArgs& args) {
   const EngineBuild build = args.options.engine_build();
   auto opened = open_engine(build, args.options.cache_policy());
-  if (!opened.is_ok()) {
-    if (args.json)
-      std::printf("%s\n", nlohmann::json{{"ok", false}, {"error", opened.status().message()}}.dump(2).c_str());
-    std::fprintf(stderr, "error: %s\n", opened.status().message().c_str());
-    throw CommandExit{kExitCheckFailed};
-  }
+  if (!opened.is_ok()) fail(kExitCheckFailed, opened.status().message());
   for (const std::string& w : opened->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (args.json) {
     nlohmann::json out{{"ok", true},
@@ -39,14 +34,13 @@ void run_build(const BuildArgs& args) {
                        {"build_seconds", opened->build_seconds},
                        {"explanation", opened->explanation},
                        {"warnings", opened->warnings}};
-    std::printf("%s\n", out.dump(2).c_str());
+    print_result(out.dump(2) + "\n");
   } else {
-    std::printf("%s", fmt::format("{} engine '{}' ({}){}\nkey:    {}\nengine: {}\n{}\n", opened->cache_hit ? "reused" : "built",
+    print_result(fmt::format("{} engine '{}' ({}){}\nkey:    {}\nengine: {}\n{}\n", opened->cache_hit ? "reused" : "built",
                                   build.name, build.backend,
                                   opened->built ? fmt::format(" in {:.3f} s", opened->build_seconds) : std::string(),
                                   opened->key, opened->engine_path.empty() ? "(in memory only)" : opened->engine_path,
-                                  opened->explanation)
-                          .c_str());
+                                  opened->explanation));
   }
   throw CommandExit{kExitOk};
 }

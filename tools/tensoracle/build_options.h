@@ -13,6 +13,9 @@
 
 namespace tensoracle::cli {
 
+// "package 'p' has 3 graphs (a, b, c); using the first, 'a' (--graph chooses another; ...)".
+std::string first_of_several_graphs(const ModelPackage& package);
+
 struct BuildOptions {
   std::string package;
   std::string graph;
@@ -26,12 +29,16 @@ struct BuildOptions {
   int auxiliary_streams = -1;
 
   void add_to(CLI::App* cmd, bool required) {
-    auto* package_opt = cmd->add_option("--package", package, "Model package (shared library; docs/model-packages.md)");
-    auto* graph_opt = cmd->add_option("--graph", graph, "Graph of the package (default: its first graph)");
+    auto* package_opt = cmd->add_option("--package", package,
+                                        "Model package (a shared library, loaded with dlopen: its code runs in this "
+                                        "process, so load only packages you trust; docs/model-packages.md)");
+    auto* graph_opt = cmd->add_option("--graph", graph, "Graph of the package (default: its first graph; tensoracle package info LIB lists them)");
     if (required) package_opt->required();
     graph_opt->needs(package_opt);
     cmd->add_option("--weights", weights, "Weights (.safetensors or .index.json; default: the package's)")->needs(package_opt);
-    cmd->add_option("--input", inputs, "Input shape NAME:DIMS or NAME:MIN:OPT:MAX (dims like 1x3x32x32); repeatable")
+    cmd->add_option("--input", inputs,
+                    "Input shape NAME:DIMS or NAME:MIN:OPT:MAX (dims like 1x3x32x32); repeatable. Giving a NAME again "
+                    "declares its range in the next optimization profile (every input once per profile)")
         ->needs(package_opt);
     cmd->add_option("--backend", backend, backend_help())->check(CLI::IsMember(backends::backend_names()));
     cmd->add_option("--policy", policy, "Cache policy")->check(CLI::IsMember({"reuse", "rebuild", "require-cached"}));
@@ -49,26 +56,26 @@ struct BuildOptions {
 
   // The package's EngineBuild with the command line's overrides; exits 2 on bad usage.
   EngineBuild engine_build() const {
+    if (const Status cache = CacheStore().settings_status(); !cache.is_ok()) fail_usage(cache.message());
+    // Bad usage, found before the package is loaded (the builder also checks the record's backend).
+    if (!replay_tactics.empty())
+      if (auto record = EngineFile::open(replay_tactics); !record.is_ok())
+        fail_usage("--replay-tactics: " + record.status().message());
     auto loaded = ModelPackage::load(package);
     if (!loaded.is_ok()) fail_usage(loaded.status().message());
     std::string graph_name = graph;
     if (graph_name.empty()) {
       if (loaded->graphs().empty()) fail_usage("package '" + package + "' has no graphs");
       graph_name = loaded->graphs().front().name;
-      if (loaded->graphs().size() > 1 && !quiet)
-        std::fprintf(stderr, "note: package '%s' has %zu graphs; using the first, '%s' (--graph chooses another)\n",
-                     package.c_str(), loaded->graphs().size(), graph_name.c_str());
+      if (loaded->graphs().size() > 1 && !quiet) std::fprintf(stderr, "note: %s\n", first_of_several_graphs(*loaded).c_str());
     }
     auto build = loaded->engine_build(graph_name);
     if (!build.is_ok()) fail_usage(build.status().message());
     if (!weights.empty()) build->weights_path = weights;
     if (!inputs.empty()) {
-      build->inputs.clear();
-      for (const std::string& text : inputs) {
-        auto spec = parse_input_spec(text);
-        if (!spec.is_ok()) fail_usage(spec.status().message());
-        build->add_input(spec->first, {spec->second});
-      }
+      auto declared = declare_inputs(inputs);
+      if (!declared.is_ok()) fail_usage(declared.status().message());
+      build->inputs = std::move(declared).value();
     }
     build->backend = backend;
     build->quiet = quiet;

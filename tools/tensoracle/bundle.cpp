@@ -38,11 +38,8 @@ void run_compile(const CompileArgs& args) {
     options.architectures.push_back(*arch);
   }
   auto manifest = compile_bundle(options);
-  if (!manifest) {
-    std::fprintf(stderr, "error: %s\n", manifest.status().message().c_str());
-    // Bad sources, flags or architectures are the caller's to fix; report them as usage errors.
-    throw CommandExit{kExitUsage};
-  }
+  // Bad sources, flags or architectures are the caller's to fix; report them as usage errors.
+  if (!manifest) fail_usage(manifest.status().message());
   std::printf("wrote %s: bundle %s %s, %zu cubin(s)\n", args.out.c_str(), manifest->name.c_str(),
               manifest->version.c_str(), manifest->cubins.size());
   for (const BundleCubin& cubin : manifest->cubins) {
@@ -64,8 +61,7 @@ void run_inspect(const InspectArgs& args, bool wheel) {
   }
   auto report = wheel ? inspect_wheel(args.target, options) : inspect_bundle(args.target, options);
   if (!report) fail_usage(report.status().message());
-  const std::string text = args.json ? inspect_report_to_json(*report) : inspect_report_to_text(*report);
-  std::fputs(text.c_str(), stdout);
+  print_result(args.json ? inspect_report_to_json(*report) : inspect_report_to_text(*report));
   throw CommandExit{report->passed() ? kExitOk : kExitCheckFailed};
 }
 
@@ -76,7 +72,9 @@ void add_inspect_options(CLI::App& command, const std::shared_ptr<InspectArgs>& 
   command.add_flag("--json", args->json, "print the report as JSON");
   command.add_flag("--check-no-tf32", args->check_no_tf32,
                    "disassemble each cubin (cuobjdump -sass) and fail any that uses TF32 instructions");
-  command.add_option("--cuobjdump", args->cuobjdump, "cuobjdump to use for --check-no-tf32");
+  command.add_option("--cuobjdump", args->cuobjdump,
+                     "cuobjdump to use for --check-no-tf32 (default: $TENSORACLE_CUOBJDUMP, beside nvcc, $CUDA_HOME/bin, "
+                     "$CUDA_PATH/bin, $PATH, NVIDIA's wheel in the project's .venv, /usr/local/cuda/bin)");
 }
 
 void add_bundle_command(CLI::App& app) {

@@ -10,7 +10,8 @@
 #include <string>
 
 #include "command.h"
-#include "core/human_bytes.h"
+#include "core/counted.h"
+#include "tensoracle/byte_size.h"
 #include "tensoracle/cache.h"
 
 namespace tensoracle::cli {
@@ -37,12 +38,7 @@ CacheStore store_for(const CacheArgs& args) {
   return CacheStore(options);
 }
 
-void print(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
-}
-
-void print_json(const json& value) { print(value.dump(2) + "\n"); }
+void print_json(const json& value) { print_result(value.dump(2) + "\n"); }
 
 std::string iso_time(int64_t unix_ns) {
   const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1000000000);
@@ -56,6 +52,7 @@ std::string iso_time(int64_t unix_ns) {
 json entry_json(const CacheEntryInfo& entry) {
   return json{{"key", entry.key},
               {"engine_name", entry.engine_name},
+              {"bytes", entry.engine_bytes + entry.manifest_bytes},
               {"engine_bytes", entry.engine_bytes},
               {"manifest_bytes", entry.manifest_bytes},
               {"last_used", iso_time(entry.last_used_unix_ns)}};
@@ -73,13 +70,13 @@ void run_list(const CacheArgs& args) {
                     {"max_size_bytes", store.max_size_bytes()}});
     return;
   }
-  std::string text = fmt::format("cache {}: {} engines, {} (limit {})\n", store.directory(), entries.size(),
-                                 human_bytes(total), store.max_size_bytes() ? human_bytes(store.max_size_bytes()) : "none");
+  std::string text = fmt::format("cache {}: {}, {} (limit {})\n", store.directory(), counted(entries.size(), "engine"),
+                                 format_byte_size(total), store.max_size_bytes() ? format_byte_size(store.max_size_bytes()) : "none");
   if (!entries.empty()) text += fmt::format("{:<16}  {:<24}  {:>10}  {}\n", "KEY", "ENGINE", "SIZE", "LAST USED");
   for (const auto& entry : entries)
     text += fmt::format("{:<16}  {:<24}  {:>10}  {}\n", entry.key.substr(0, 16), entry.engine_name,
-                        human_bytes(entry.engine_bytes + entry.manifest_bytes), iso_time(entry.last_used_unix_ns));
-  print(text);
+                        format_byte_size(entry.engine_bytes + entry.manifest_bytes), iso_time(entry.last_used_unix_ns));
+  print_result(text);
 }
 
 void run_info(const CacheArgs& args) {
@@ -92,10 +89,11 @@ void run_info(const CacheArgs& args) {
     print_json(out);
     return;
   }
-  print(fmt::format("key:       {}\nengine:    {}\npath:      {}/{}.engine\nsize:      {} (engine) + {} (manifest)\n"
-                    "last used: {}\nmanifest:\n{}",
-                    entry.key, entry.engine_name, store.directory(), entry.key, human_bytes(entry.engine_bytes),
-                    human_bytes(entry.manifest_bytes), iso_time(entry.last_used_unix_ns), entry.manifest_json));
+  print_result(fmt::format("key:       {}\nengine:    {}\npath:      {}/{}.engine\nsize:      {} ({} engine + {} manifest)\n"
+                           "last used: {}\nmanifest:\n{}",
+                           entry.key, entry.engine_name, store.directory(), entry.key,
+                           format_byte_size(entry.engine_bytes + entry.manifest_bytes), format_byte_size(entry.engine_bytes),
+                           format_byte_size(entry.manifest_bytes), iso_time(entry.last_used_unix_ns), entry.manifest_json));
 }
 
 void run_verify(const CacheArgs& args) {
@@ -109,9 +107,9 @@ void run_verify(const CacheArgs& args) {
   } else {
     std::string text;
     for (const auto& problem : problems) text += fmt::format("BAD {}: {}\n", problem.key.substr(0, 16), problem.reason);
-    text += fmt::format("{} engines checked in {}: {}\n", checked, store.directory(),
-                        problems.empty() ? "all good" : fmt::format("{} problems", problems.size()));
-    print(text);
+    text += fmt::format("{} checked in {}: {}\n", counted(checked, "engine"), store.directory(),
+                        problems.empty() ? "all good" : counted(problems.size(), "problem"));
+    print_result(text);
   }
   throw CommandExit{problems.empty() ? kExitOk : kExitCheckFailed};
 }
@@ -125,10 +123,10 @@ void report_prune(const CacheArgs& args, const CacheStore& store, const CachePru
                     {"bytes_left", result.bytes_left}});
     return;
   }
-  std::string text = fmt::format("removed {} engines ({}); {} left in {}\n", result.removed_keys.size(),
-                                 human_bytes(result.bytes_freed), human_bytes(result.bytes_left), store.directory());
+  std::string text = fmt::format("removed {} ({}); {} left in {}\n", counted(result.removed_keys.size(), "engine"),
+                                 format_byte_size(result.bytes_freed), format_byte_size(result.bytes_left), store.directory());
   for (const auto& key : result.skipped_keys) text += fmt::format("kept {}: in use by another process\n", key.substr(0, 16));
-  print(text);
+  print_result(text);
 }
 
 void run_prune(const CacheArgs& args) {
@@ -154,11 +152,14 @@ void add_cache_command(CLI::App& app) {
   CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the engine cache");
   cache->require_subcommand(1);
 
-  CLI::App* list = cache->add_subcommand("list", "List cached engines, most recently used first");
+  CLI::App* list = cache->add_subcommand(
+      "list", "List cached engines, most recently used first; SIZE (and the total) counts each engine file and its "
+              "key manifest, as cache info and the size limit do");
   add_common(list, *args);
   list->callback([args] { run_list(*args); });
 
-  CLI::App* info = cache->add_subcommand("info", "Show one entry and its key manifest");
+  CLI::App* info = cache->add_subcommand(
+      "info", "Show one entry and its key manifest; its size is the engine file plus the manifest, as in cache list");
   info->add_option("KEY", args->key, "The key, or a unique prefix of it")->required();
   add_common(info, *args);
   info->callback([args] { run_info(*args); });

@@ -28,7 +28,18 @@ struct CommandRegistration {
   CommandRegistration(const char* name, int order, AddCommandFn add);
 };
 
-// Prints "error: <message>" to stderr and exits with kExitUsage.
+// How commands print (cli_output.cpp). In --json mode (the command line holds --json) stdout gets
+// exactly one JSON object, success or failure: a command prints its result with print_result; a
+// failure that printed none prints {"ok": false, "error": MESSAGE, "exit_code": N} instead, for
+// errors of the command line itself (CLI11's) too.
+
+// Writes a command's result (text, or the JSON object in --json mode) to stdout.
+void print_result(const std::string& text);
+
+// Prints "error: <message>" to stderr (and, in --json mode, the error object to stdout unless a
+// result was printed) and exits with `exit_code`.
+[[noreturn]] void fail(int exit_code, const std::string& message);
+// fail(kExitUsage, message).
 [[noreturn]] void fail_usage(const std::string& message);
 
 }  // namespace tensoracle::cli

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "tensoracle/byte_size.h"
 #include "tensoracle/cache.h"
 #include "tensoracle/engine_file.h"
 
@@ -28,6 +29,25 @@ json range_json(const ShapeRange& r) { return json{{"min", r.min.values()}, {"op
 std::string range_text(const ShapeRange& r) {
   if (r.min == r.max) return r.min.to_string();
   return fmt::format("{}..{} (opt {})", r.min.to_string(), r.max.to_string(), r.opt.to_string());
+}
+
+// What the engine was built with: the same fields as the JSON "environment".
+std::string environment_text(const Environment& e, const std::vector<PluginFingerprint>& plugins) {
+  std::string text = "\nenvironment:\n";
+  text += fmt::format("  backend      {}\n  tensoracle   {}\n  os           {} ({})\n", e.backend, e.tensoracle_version,
+                      e.os, e.cpu_arch);
+  if (e.gpu)
+    text += fmt::format("  gpu          {} (compute capability {}, {} SMs, {} memory, L2 {})\n", e.gpu->name,
+                        e.gpu->compute_capability(), e.gpu->sm_count, format_byte_size(static_cast<uint64_t>(e.gpu->total_memory_bytes)),
+                        format_byte_size(static_cast<uint64_t>(e.gpu->l2_cache_bytes)));
+  else
+    text += "  gpu          none (the backend does not use one)\n";
+  if (e.cuda)
+    text += fmt::format("  cuda         runtime {}, driver {}, cuBLASLt {}, cuDNN {}\n", e.cuda->runtime, e.cuda->driver,
+                        e.cuda->cublaslt, e.cuda->cudnn);
+  for (const PluginFingerprint& p : plugins)
+    text += fmt::format("  plugin       {} {} (library sha256 {})\n", p.name, p.version, p.library_sha256);
+  return text;
 }
 
 void run_inspect(const InspectArgs& args) {
@@ -66,13 +86,14 @@ void run_inspect(const InspectArgs& args) {
              {"plan_bytes", file.plan().size},
              {"blobs", file.blobs().size()}};
     if (manifest.is_object()) out["manifest"] = manifest;
-    std::printf("%s\n", out.dump(2).c_str());
+    print_result(out.dump(2) + "\n");
     throw CommandExit{kExitOk};
   }
   std::string text = fmt::format("engine {} ({} backend, format v{})\nname: {}\nkey: {}\nchecksum: {}\n", file.label(),
                                  file.environment().backend, file.format_version(),
                                  manifest.is_object() ? manifest.value("engine_name", std::string()) : std::string("?"),
                                  cache_key_of_manifest_json(file.manifest_json()), file.checksum_hex());
+  text += environment_text(file.environment(), file.required_plugins());
   text += "\nI/O:\n";
   for (const IoTensor& t : file.io_table().tensors) {
     std::string ranges;
@@ -89,7 +110,7 @@ void run_inspect(const InspectArgs& args) {
   }
   text += "\nmemory:\n";
   for (const auto& [key, value] : memory.items()) text += fmt::format("  {:<26} {}\n", key, value.dump());
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  print_result(text);
   throw CommandExit{kExitOk};
 }
 

@@ -39,13 +39,8 @@ void run_optimize(const OptimizeArgs& args) {
   if (!outcome.is_ok()) fail_usage(outcome.status().message());
   const Status written = write_workflow_reports(*outcome, args.out);
   if (!written.is_ok()) fail_usage(written.message());
-  if (args.json) {
-    std::fwrite(outcome->report_json.data(), 1, outcome->report_json.size(), stdout);
-  } else {
-    std::fwrite(outcome->summary.data(), 1, outcome->summary.size(), stdout);
-    std::printf("reports: %s/report.json, %s/report.html\n", args.out.c_str(), args.out.c_str());
-  }
-  std::fflush(stdout);
+  print_result(args.json ? outcome->report_json
+                         : outcome->summary + "reports: " + args.out + "/report.json, " + args.out + "/report.html\n");
   throw CommandExit{outcome->exit_status};
 }
 

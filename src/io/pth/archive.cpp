@@ -224,6 +224,7 @@ Result<TorchArchive> TorchArchive::open_zip(std::shared_ptr<const MappedFile> ma
 const std::string& TorchArchive::folder() const { return impl_->folder; }
 bool TorchArchive::big_endian() const { return impl_->big_endian; }
 const std::string& TorchArchive::pickle() const { return impl_->pickle; }
+uint64_t TorchArchive::file_size() const { return impl_->file_size; }
 
 Result<uint64_t> TorchArchive::storage_size(const std::string& key) const {
   TO_ASSIGN_OR_RETURN(Impl::Entry entry, impl_->locate(impl_->folder + "/data/" + key));

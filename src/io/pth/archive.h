@@ -41,6 +41,7 @@ class TorchArchive {
   const std::string& folder() const;
   bool big_endian() const;
   const std::string& pickle() const;  // data.pkl
+  uint64_t file_size() const;         // of the whole checkpoint
 
   // data/<key>: its uncompressed size, and its bytes.
   Result<uint64_t> storage_size(const std::string& key) const;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -16,6 +17,7 @@
 #include "io/pth/pickle.h"
 #include "io/pth/source_hash.h"
 #include "io/pth/state_dict.h"
+#include "tensoracle/byte_size.h"
 #include "tensoracle/float_formats.h"
 #include "tensoracle/hashing.h"
 #include "tensoracle/pth.h"
@@ -99,6 +101,69 @@ Status read_storages(const std::string& path, const pth::TorchArchive& archive,
   return Status::ok();
 }
 
+// True when materialize() copies the tensor rather than using its bytes in place.
+bool needs_copy(const pth::TensorRef& tensor, bool big_endian, const std::optional<DataType>& float_dtype) {
+  return big_endian || !pth::is_contiguous(tensor) || pth::converted_dtype(tensor.dtype, float_dtype) != tensor.dtype;
+}
+
+// The dense bytes the tensors become: all of them, and those of the tensors copied in memory.
+struct OutputSize {
+  uint64_t total = 0;
+  uint64_t copied = 0;
+};
+
+// Checked against the limit before anything is read, materialized or written: a few kilobytes of
+// stride-0 views can ask for terabytes.
+Result<OutputSize> check_output_size(const std::string& path, const std::vector<NamedTensorRef>& tensors,
+                                     const PthOptions& options, uint64_t file_bytes, bool big_endian) {
+  const uint64_t limit = options.max_output_bytes ? *options.max_output_bytes : default_pth_output_limit(file_bytes);
+  OutputSize size;
+  const NamedTensorRef* largest = nullptr;
+  uint64_t largest_bytes = 0;
+  for (const NamedTensorRef& named : tensors) {
+    const DataType dtype = pth::converted_dtype(named.tensor->dtype, options.float_dtype);
+    auto bytes = Dims(named.tensor->sizes).byte_size(dtype);
+    if (!bytes.is_ok()) return bytes.status().with_context(fmt::format("'{}', tensor '{}'", path, named.name));
+    const auto tensor_bytes = static_cast<uint64_t>(*bytes);
+    if (largest == nullptr || tensor_bytes > largest_bytes) largest = &named, largest_bytes = tensor_bytes;
+    size.total = tensor_bytes > UINT64_MAX - size.total ? UINT64_MAX : size.total + tensor_bytes;
+    if (needs_copy(*named.tensor, big_endian, options.float_dtype)) size.copied += tensor_bytes;
+  }
+  if (size.total <= limit) return size;
+  const std::string bound = options.max_output_bytes
+                                ? std::string("the limit given")
+                                : fmt::format("the default limit, the larger of {} and {}x the checkpoint's {}",
+                                              format_byte_size(kDefaultPthOutputFloor), kDefaultPthOutputFactor,
+                                              format_byte_size(file_bytes));
+  const DataType largest_dtype = pth::converted_dtype(largest->tensor->dtype, options.float_dtype);
+  return invalid_argument(
+      "'{}': its {} tensors expand to {} ({} bytes) of dense data, over {} ({}); the largest is '{}' ({} {}, {}{}). "
+      "Raise the limit if this is expected (PthOptions::max_output_bytes; tensoracle convert --max-output-size)",
+      path, tensors.size(), format_byte_size(size.total), size.total, bound, format_byte_size(limit), largest->name,
+      data_type_name(largest_dtype), Dims(largest->tensor->sizes).to_string(), format_byte_size(largest_bytes),
+      pth::is_contiguous(*largest->tensor) ? "" : ", a view that is not contiguous");
+}
+
+// Reports materializing progress every few MiB of dense copies.
+class MaterializeProgress {
+ public:
+  MaterializeProgress(const PthProgressFn& report, uint64_t total) : report_(report), total_(total) {}
+  void add(uint64_t bytes) {
+    done_ += bytes;
+    if (report_ && (done_ - reported_ >= kEvery || done_ == total_)) {
+      reported_ = done_;
+      report_({"materializing", done_, total_});
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEvery = uint64_t{64} << 20;
+  const PthProgressFn& report_;
+  uint64_t total_;
+  uint64_t done_ = 0;
+  uint64_t reported_ = 0;
+};
+
 Result<ArrayView> materialize(const NamedTensorRef& named, const pth::RecordBytes& record, bool big_endian,
                               const std::optional<DataType>& float_dtype, std::deque<HostArray>& owned) {
   const pth::TensorRef& tensor = *named.tensor;
@@ -141,11 +206,15 @@ Status read_checkpoint(const std::string& path, const std::shared_ptr<const Mapp
   }
   impl.path = path;
   impl.notes = std::move(collected->notes);
+  TO_ASSIGN_OR_RETURN(const OutputSize output_size, check_output_size(path, collected->tensors, options,
+                                                                       archive.file_size(), archive.big_endian()));
   TO_RETURN_IF_ERROR(read_storages(path, archive, collected->tensors, impl.records));
+  MaterializeProgress progress(options.progress, output_size.copied);
   for (const NamedTensorRef& named : collected->tensors) {
     auto view = materialize(named, impl.records.at(named.tensor->storage->key), archive.big_endian(),
                             options.float_dtype, impl.owned);
     if (!view.is_ok()) return view.status().with_context(fmt::format("'{}', tensor '{}'", path, named.name));
+    if (needs_copy(*named.tensor, archive.big_endian(), options.float_dtype)) progress.add(view->byte_size());
     impl.tensors.emplace(named.name, *view);
     impl.order.push_back(named.name);
   }
@@ -164,6 +233,12 @@ Status read_checkpoint_guarded(const std::string& path, const std::shared_ptr<co
 }
 
 }  // namespace
+
+uint64_t default_pth_output_limit(uint64_t checkpoint_bytes) {
+  const uint64_t scaled =
+      checkpoint_bytes > UINT64_MAX / kDefaultPthOutputFactor ? UINT64_MAX : checkpoint_bytes * kDefaultPthOutputFactor;
+  return std::max(kDefaultPthOutputFloor, scaled);
+}
 
 Result<PthCheckpoint> PthCheckpoint::read(const std::string& path, const PthOptions& options) {
   auto impl = std::make_shared<Impl>();
@@ -218,6 +293,8 @@ Result<PthConversion> convert_pth_to_safetensors(const std::string& pth_path, co
                                                         return conversion.source_sha256;
                                                       }};
   if (input_is_mapped) write_options.file_ranges = in_place_ranges(checkpoint.tensors, **mapping, input.fd);
+  if (options.progress)
+    write_options.progress = [&](uint64_t written, uint64_t total) { options.progress({"writing", written, total}); };
   if (!options.key.empty()) write_options.metadata["source_key"] = options.key;
   if (options.float_dtype) write_options.metadata["float_dtype"] = std::string(data_type_name(*options.float_dtype));
   Status written;

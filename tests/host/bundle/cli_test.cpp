@@ -1,33 +1,13 @@
 // `tensoracle bundle ...` exit statuses: 0 all checks pass, 1 some failed, 2 usage or input error.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#include <cstdio>
 
 #include "host/bundle/bundle_test_util.h"
+#include "host/cli_run.h"
 
 namespace tensoracle {
 namespace {
 
 using namespace tensoracle::testing;
-
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-CliRun run_cli(const std::string& arguments) {
-  CliRun run;
-  const std::string command = std::string(TENSORACLE_CLI_PATH) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 const std::string kExample = TENSORACLE_SOURCE_DIR "/examples/bundle_example";

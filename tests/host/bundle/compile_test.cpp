@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+
 #include "bundle/cubin_elf.h"
+#include "bundle/tool_search.h"
 #include "host/bundle/bundle_test_util.h"
 #include "tensoracle/bundle.h"
 
@@ -169,13 +172,66 @@ TEST(FindNvcc, AnExplicitPathThatIsNotThereIsAnErrorNotAFallback) {
 
 TEST(FindNvcc, TheNotFoundErrorListsWhatWasSearched) {
   ScopedEnv path("PATH", "/nonexistent/a:/nonexistent/b");
-  auto cuobjdump = find_cuobjdump();  // not on this PATH; maybe in the default location
-  if (cuobjdump.is_ok()) GTEST_SKIP() << "cuobjdump exists at " << *cuobjdump;
+  ScopedEnv override_var("TENSORACLE_CUOBJDUMP", "");
+  std::vector<bundle::ToolCandidate> order = bundle::tool_search_order("cuobjdump", "TENSORACLE_CUOBJDUMP", {});
+  // Only the places that cannot hold it on this machine (the .venv and the default may).
+  order.erase(std::remove_if(order.begin(), order.end(),
+                             [](const bundle::ToolCandidate& c) { return c.path.rfind("/nonexistent/", 0) != 0 && !c.path.empty(); }),
+              order.end());
+  auto cuobjdump = bundle::first_executable("cuobjdump", order);
+  ASSERT_FALSE(cuobjdump.is_ok());
   const std::string message = cuobjdump.status().message();
   EXPECT_NE(message.find("cuobjdump not found; searched, in order:"), std::string::npos) << message;
-  EXPECT_NE(message.find("$TENSORACLE_CUOBJDUMP"), std::string::npos) << message;
-  EXPECT_NE(message.find("$PATH: /nonexistent/b/cuobjdump"), std::string::npos) << message;
-  EXPECT_NE(message.find("default: /usr/local/cuda/bin/cuobjdump"), std::string::npos) << message;
+  EXPECT_NE(message.find("$TENSORACLE_CUOBJDUMP: (not set)"), std::string::npos) << message;
+  EXPECT_NE(message.find("$PATH: /nonexistent/a/cuobjdump\n  $PATH: /nonexistent/b/cuobjdump"), std::string::npos) << message;
+}
+
+// scripts/setup installs NVIDIA's cuobjdump wheel into the project's .venv; it is found from
+// anywhere inside the project, and each place searched is listed once.
+TEST(FindCuobjdump, SearchesThePythonEnvironmentAboveTheWorkingDirectory) {
+  ScratchDir scratch;
+  const fs::path tool = scratch.path() / ".venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump";
+  write_bytes(tool, "#!/bin/sh\n");
+  fs::permissions(tool, fs::perms::owner_all);
+  fs::create_directories(scratch.path() / "build/deep");
+  const fs::path previous = fs::current_path();
+  fs::current_path(scratch.path() / "build/deep");
+  ScopedEnv path("PATH", "/nonexistent/a");
+  ScopedEnv virtual_env("VIRTUAL_ENV", "");
+  ScopedEnv override_var("TENSORACLE_CUOBJDUMP", "");
+  ScopedEnv home("CUDA_HOME", "");
+  ScopedEnv nvcc("TENSORACLE_NVCC", "/nonexistent/nvcc");  // no "beside nvcc" candidate either
+  auto found = find_cuobjdump();
+  const auto order = bundle::tool_search_order("cuobjdump", "TENSORACLE_CUOBJDUMP", {});
+  fs::current_path(previous);
+  ASSERT_TRUE(found.is_ok()) << found.status().message();
+  EXPECT_EQ(fs::canonical(*found), fs::canonical(tool));
+  const auto venv = std::find_if(order.begin(), order.end(), [](const bundle::ToolCandidate& c) {
+    return c.origin == ".venv above the working directory";
+  });
+  ASSERT_NE(venv, order.end());
+  EXPECT_EQ(fs::canonical(venv->path), fs::canonical(tool));
+}
+
+TEST(FindCuobjdump, ListsEachPlaceOnce) {
+  ScopedEnv path("PATH", "/nonexistent/a:/nonexistent/a/:/nonexistent/b:/nonexistent/a");
+  ScopedEnv home("CUDA_HOME", "/nonexistent/a");
+  ScopedEnv cuda_path("CUDA_PATH", "/usr/local/cuda");
+  const auto order = bundle::tool_search_order("cuobjdump", "TENSORACLE_CUOBJDUMP", {});
+  std::vector<std::string> paths;
+  for (const bundle::ToolCandidate& candidate : order)
+    if (!candidate.path.empty()) paths.push_back(fs::path(candidate.path).lexically_normal().string());
+  std::vector<std::string> unique = paths;
+  std::sort(unique.begin(), unique.end());
+  EXPECT_EQ(std::unique(unique.begin(), unique.end()), unique.end()) << "a path is listed twice";
+  ASSERT_GE(order.size(), 3u);
+  EXPECT_EQ(order[1].origin, "$CUDA_HOME/bin");
+  EXPECT_EQ(order[1].path, "/nonexistent/a/bin/cuobjdump");
+  EXPECT_EQ(order[2].origin, "$CUDA_PATH/bin");
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "/nonexistent/a/cuobjdump"), paths.end());
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "/nonexistent/b/cuobjdump"), paths.end());
+  EXPECT_EQ(std::count_if(order.begin(), order.end(), [](const bundle::ToolCandidate& c) { return c.origin == "default"; }), 0)
+      << "the default /usr/local/cuda/bin was named first by $CUDA_PATH";
 }
 
 }  // namespace

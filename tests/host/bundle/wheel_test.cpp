@@ -96,6 +96,24 @@ TEST(InspectWheel, ZipSlipEntries) {
             "a symlink entry (an installer could write through it)");
 }
 
+// libzip itself calls such an archive inconsistent ("File already exists"); the report names the
+// entry instead, as the check is documented.
+TEST(InspectWheel, AnEntryThatAppearsTwiceIsNamed) {
+  ScratchDir scratch;
+  auto entries = wheel_entries("pkg/");
+  entries.push_back({"pkg/evil.py", "print('first')\n"});
+  entries.push_back({"pkg/EVIL.py", "print('second')\n"});
+  write_zip(scratch.path() / "w.whl", entries);
+  // Entry names are stored as they are: make the second name the first's, in both places.
+  std::string bytes = read_bytes(scratch.path() / "w.whl");
+  for (size_t at = bytes.find("pkg/EVIL.py"); at != std::string::npos; at = bytes.find("pkg/EVIL.py", at))
+    bytes.replace(at, 11, "pkg/evil.py");
+  write_bytes(scratch.path() / "w.whl", bytes);
+  const InspectReport report = inspect(scratch.path() / "w.whl");
+  EXPECT_EQ(failed_check_names(report), (Names{"wheel_entry_path(pkg/evil.py)"})) << inspect_report_to_text(report);
+  EXPECT_EQ(checks_named(report, checks::kWheelEntryPath, "pkg/evil.py").at(0).reason, "appears twice in the archive");
+}
+
 TEST(InspectWheel, DamagedCubinInsideTheWheel) {
   ScratchDir scratch;
   auto entries = wheel_entries("pkg/");

@@ -1,6 +1,5 @@
 // `tensoracle cache ...` against a cache filled through the store.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "host/cache/cache_testing.h"
 #include "host/engine/engine_surgery.h"
+#include "host/cli_run.h"
 #include "tensoracle/npy.h"
 #include "tensoracle/cache.h"
 
@@ -20,20 +20,8 @@ using testing::counting_builder;
 using testing::sample_manifest;
 using testing::TempDir;
 
-struct CliRun {
-  int exit_code;
-  std::string output;
-};
-
-CliRun cli(const std::string& arguments) {
-  const std::string command = std::string(TENSORACLE_CLI_PATH) + " " + arguments + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using testing::CliRun;
+CliRun cli(const std::string& arguments) { return testing::run_cli(arguments); }
 
 class CacheCli : public ::testing::Test {
  protected:
@@ -109,7 +97,7 @@ TEST_F(CacheCli, VerifyAndRunRefuseAResealedEngineWhoseSectionsDisagree) {
                                "': output 'y' is int8 in the I/O table, fp32 in the plan's network"),
             std::string::npos)
       << verify.output;
-  EXPECT_NE(verify.output.find("1 problems"), std::string::npos) << verify.output;
+  EXPECT_NE(verify.output.find(": 1 problem\n"), std::string::npos) << verify.output;
 
   const std::string inputs = dir_ / "x.npy";
   const HostArray x = HostArray::zeros(DataType::kFloat32, {2, 8}).value();  // small_cpu_engine_writer's input

@@ -6,14 +6,14 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "host/cache/cache_testing.h"
+#include "host/cli_run.h"
 #include "tensoracle/cache.h"
 
 namespace tensoracle {
@@ -22,6 +22,7 @@ namespace {
 using testing::counting_builder;
 using testing::sample_manifest;
 using testing::store_in;
+using testing::CliRun;
 using testing::TempDir;
 
 
@@ -138,20 +139,9 @@ TEST_F(HostileCache, ListPruneAndClearNeverDescendIntoOrThroughLinks) {
 
 // Runs `command` in a shell as an unprivileged user when this process is root (root ignores file
 // permissions); returns its exit status and output.
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-};
 CliRun run_unprivileged(const std::string& command) {
   const std::string prefix = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
-  FILE* pipe = ::popen((prefix + command + " 2>&1").c_str(), "r");
-  CliRun run;
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) run.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return testing::run_command(prefix + command + " 2>&1");
 }
 
 TEST_F(HostileCache, AReadOnlyCacheSaysPermissionDeniedNotInUse) {

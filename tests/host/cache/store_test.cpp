@@ -369,17 +369,44 @@ TEST(CacheLocation, EnvironmentVariablesInOrder) {
     set("TENSORACLE_CACHE_DIR", cache_dir);
     set("XDG_CACHE_HOME", xdg);
     set("HOME", home);
-    return default_cache_directory();
+    auto directory = default_cache_directory();
+    return directory.is_ok() ? *directory : "error: " + directory.status().message();
   };
   const std::string saved_cache = std::getenv("TENSORACLE_CACHE_DIR") ? std::getenv("TENSORACLE_CACHE_DIR") : "";
   const std::string saved_xdg = std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "";
   const std::string saved_home = std::getenv("HOME") ? std::getenv("HOME") : "";
   EXPECT_EQ(with("/c", "/x", "/h"), "/c");
   EXPECT_EQ(with(nullptr, "/x", "/h"), "/x/tensoracle");
-  EXPECT_EQ(with("", "/x", "/h"), "/x/tensoracle");
+  EXPECT_EQ(with("", "/x", "/h"), "error: $TENSORACLE_CACHE_DIR is set but empty; unset it for the default, or give it a value");
+  EXPECT_EQ(with(nullptr, "", "/h"), "/h/.cache/tensoracle") << "an empty XDG_CACHE_HOME counts as unset (XDG spec)";
   EXPECT_EQ(with(nullptr, nullptr, "/h"), "/h/.cache/tensoracle");
   with(saved_cache.empty() ? nullptr : saved_cache.c_str(), saved_xdg.empty() ? nullptr : saved_xdg.c_str(),
        saved_home.empty() ? nullptr : saved_home.c_str());
+}
+
+// A variable that is set wrongly is an error naming it and its value, never a silent default.
+TEST(CacheSettings, AWrongEnvironmentVariableIsAnErrorOfEveryOperation) {
+  const char* saved = std::getenv("TENSORACLE_CACHE_MAX_SIZE");
+  const std::string saved_value = saved ? saved : "";
+  testing::TempDir dir;
+  CacheOptions options;
+  options.directory = dir.path();
+  ::setenv("TENSORACLE_CACHE_MAX_SIZE", "abc", 1);
+  const CacheStore store(options);
+  EXPECT_EQ(store.settings_status().message(),
+            "$TENSORACLE_CACHE_MAX_SIZE: 'abc' is not a size (examples: 4096, 512M, 10G, 1.5GiB)");
+  EXPECT_EQ(store.list().status().message(), store.settings_status().message());
+  EXPECT_EQ(store.prune(0).status().code(), StatusCode::kInvalidArgument);
+  ::setenv("TENSORACLE_CACHE_MAX_SIZE", "", 1);
+  EXPECT_NE(CacheStore(options).settings_status().message().find("$TENSORACLE_CACHE_MAX_SIZE is set but empty"),
+            std::string::npos);
+  options.max_size_bytes = 10;
+  EXPECT_TRUE(CacheStore(options).settings_status().is_ok()) << "an explicit size does not read the variable";
+  ::setenv("TENSORACLE_CACHE_MAX_SIZE", "512M", 1);
+  options.max_size_bytes.reset();
+  EXPECT_EQ(CacheStore(options).max_size_bytes(), uint64_t{512} << 20);
+  if (saved) ::setenv("TENSORACLE_CACHE_MAX_SIZE", saved_value.c_str(), 1);
+  else ::unsetenv("TENSORACLE_CACHE_MAX_SIZE");
 }
 
 TEST(CacheSettings, SizesAndPolicies) {

@@ -9,6 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host/io/npz_bomb.h"
+#include "tensoracle/npy.h"
+
 namespace {
 
 using nlohmann::json;
@@ -187,6 +190,80 @@ TEST_F(CompareCli, HostileLimitsFilesExitWithTwoNamingTheField) {
       run(files + " --limits " + write_limits(R"({"default": {"max_outside_tolerance_count": 99999999999999999999}})"));
   EXPECT_EQ(huge_count.exit_code, 2);
   EXPECT_NE(huge_count.err.find("beyond the 64-bit integer range"), std::string::npos) << huge_count.err;
+}
+
+// Stage 1 against a committed fixture: the reference file holds the inputs beside the outputs.
+TEST_F(CompareCli, OnlyAndExcludeSelectTheArraysToCompare) {
+  using namespace tensoracle;  // NOLINT
+  HostArray image = HostArray::zeros(DataType::kFloat32, {1, 3, 4, 4}).value();
+  HostArray probs = HostArray::zeros(DataType::kFloat32, {1, 10}).value();
+  for (int i = 0; i < 10; ++i) probs.data_as<float>()[i] = 0.1f * static_cast<float>(i);
+  const std::string candidate = (dir_ / "out.npz").string(), reference = (dir_ / "io.npz").string();
+  ASSERT_TRUE(write_npz(candidate, {{"probs", probs.view()}}).is_ok());
+  ASSERT_TRUE(write_npz(reference, {{"image", image.view()}, {"probs", probs.view()}}).is_ok());
+  const std::string files = candidate + " " + reference + " --atol 0 --rtol 0";
+
+  const CliRun all = run(files);
+  EXPECT_EQ(all.exit_code, 1) << "the candidate lacks 'image'";
+  EXPECT_NE(all.out.find("missing in candidate: image"), std::string::npos) << all.out;
+  for (const std::string selection : {"--only probs", "--exclude image", "--only probs --exclude image"}) {
+    const CliRun selected = run(files + " " + selection + " --json");
+    EXPECT_EQ(selected.exit_code, 0) << selection << ": " << selected.err;
+    const json doc = json::parse(selected.out);
+    EXPECT_EQ(doc["outputs"].size(), 1u) << selection;
+    EXPECT_TRUE(doc["missing_outputs"].empty()) << selection;
+  }
+  const CliRun absent = run(files + " --only probs,logits");
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_NE(absent.err.find("'" + candidate + "' has no array 'logits' (it holds: probs)"), std::string::npos)
+      << absent.err;
+  const CliRun both = run(files + " --only probs --exclude probs");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("'probs' is given to both --only and --exclude"), std::string::npos) << both.err;
+  // Limits for an output left out do not apply.
+  const CliRun limited = run(files + " --only probs --limits " + write_limits(R"({"outputs": {"image": {}}})"));
+  EXPECT_EQ(limited.exit_code, 0) << limited.err;
+}
+
+// A few MB that inflate to 4 GiB: refused from the declared sizes, before anything is allocated;
+// an array left out by the selection is never read at all.
+TEST_F(CompareCli, AZipBombIsRefusedBeforeDecompressingUnlessLeftOut) {
+  using namespace tensoracle;  // NOLINT
+  HostArray probs = HostArray::zeros(DataType::kFloat32, {1, 10}).value();
+  const std::string candidate = (dir_ / "out.npz").string(), bomb = (dir_ / "bomb.npz").string();
+  ASSERT_TRUE(write_npz(candidate, {{"probs", probs.view()}}).is_ok());
+  const std::string probs_npy = format_npy_header(DataType::kFloat32, {1, 10}) + std::string(40, '\0');
+  ASSERT_TRUE(tensoracle::testing::write_npz_bomb(bomb, "image", DataType::kFloat32, {1023, 1024, 1024}, {{"probs", probs_npy}}));
+  const CliRun refused = run(candidate + " " + bomb);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("array 'image' (fp32 [1023,1024,1024], 4.0 GiB) brings the data read to 4.0 GiB"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("--max-input-size"), std::string::npos) << refused.err;
+  EXPECT_EQ(run(candidate + " " + bomb + " --only probs").exit_code, 0);
+  const CliRun lowered = run(candidate + " " + candidate + " --max-input-size 8");
+  EXPECT_EQ(lowered.exit_code, 2);
+  EXPECT_NE(lowered.err.find("over the limit given (8 B)"), std::string::npos) << lowered.err;
+  EXPECT_NE(run(candidate + " " + candidate + " --max-input-size much").err.find("--max-input-size: 'much' is not a size"),
+            std::string::npos);
+}
+
+TEST_F(CompareCli, TolerancesMustBeFiniteAndAreQuotedAsWritten) {
+  const std::string files = fixture("single_candidate.npy") + " " + fixture("single_reference.npy");
+  const CliRun huge = run(files + " --atol 1e999 --rtol 0");
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_NE(huge.err.find("--atol: '1e999' is not finite (a tolerance is a finite number >= 0)"), std::string::npos)
+      << huge.err;
+  EXPECT_LT(huge.err.size(), 200u) << "no 300-digit range: " << huge.err;
+  EXPECT_NE(run(files + " --atol 0 --rtol -1").err.find("--rtol: '-1' is negative"), std::string::npos);
+  EXPECT_NE(run(files + " --atol nan --rtol 0").err.find("'nan' is not finite"), std::string::npos);
+  EXPECT_NE(run(files + " --atol 1e-3x --rtol 0").err.find("'1e-3x' is not a number"), std::string::npos);
+  const CliRun as_json = run(files + " --atol inf --rtol 0 --json");
+  EXPECT_EQ(as_json.exit_code, 2);
+  const json error = json::parse(as_json.out);
+  EXPECT_EQ(error["ok"], false);
+  EXPECT_EQ(error["exit_code"], 2);
+  EXPECT_NE(error["error"].get<std::string>().find("'inf' is not finite"), std::string::npos) << as_json.out;
 }
 
 }  // namespace

@@ -1,12 +1,18 @@
 // `tensoracle convert`: exit statuses, what it prints, and that a hostile checkpoint runs nothing.
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
+#include "host/cli_run.h"
+#include "host/pth/hostile_checkpoints.h"
 #include "tensoracle/safetensors.h"
 
 namespace tensoracle {
@@ -14,23 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-CliRun run_cli(const std::string& arguments) {
-  const std::string command = std::string(TENSORACLE_CLI_PATH) + " " + arguments + " 2>&1";
-  CliRun run{-1, ""};
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer;
-  size_t got;
-  while ((got = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), got);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using testing::CliRun;
+using testing::run_cli;
 
 class ConvertCli : public ::testing::Test {
  protected:
@@ -86,6 +77,100 @@ TEST_F(ConvertCli, RejectsBadUsage) {
   const CliRun legacy = run_cli("convert " + crafted("hostile_legacy.pth") + " " + out);
   EXPECT_EQ(legacy.exit_code, 2);
   EXPECT_NE(legacy.output.find("_use_new_zipfile_serialization=True"), std::string::npos) << legacy.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(ConvertCli, AnExpansionOverTheLimitFailsBeforeWritingAndTheFlagRaisesIt) {
+  const std::string bomb = (dir_ / "bomb.pth").string();
+  ASSERT_TRUE(pth::hostile::write_stride0_bomb(bomb, 64, int32_t{1} << 30));  // 256 GiB from 4 bytes
+  const std::string out = (dir_ / "out.safetensors").string();
+  const CliRun refused = run_cli("convert " + bomb + " " + out);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("its 64 tensors expand to 256.0 GiB"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("--max-output-size"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(out));
+
+  const std::string small = (dir_ / "small.pth").string();
+  ASSERT_TRUE(pth::hostile::write_stride0_bomb(small, 2, 1 << 20));  // 8 MiB of views
+  const CliRun lowered = run_cli("convert " + small + " " + out + " --max-output-size 4M");
+  EXPECT_EQ(lowered.exit_code, 2) << lowered.output;
+  EXPECT_NE(lowered.output.find("over the limit given (4.0 MiB)"), std::string::npos) << lowered.output;
+  const CliRun raised = run_cli("convert " + small + " " + out + " --max-output-size 8MiB");
+  EXPECT_EQ(raised.exit_code, 0) << raised.output;
+  EXPECT_EQ(SafetensorsFile::open(out)->tensors().size(), 2u);
+  const CliRun bad = run_cli("convert " + small + " " + out + " --max-output-size lots");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("--max-output-size: 'lots' is not a size"), std::string::npos) << bad.output;
+}
+
+TEST_F(ConvertCli, WritesOnlyARegularSafetensorsFileThatIsNotTheInput) {
+  const std::string input = (dir_ / "in.pth").string();
+  fs::copy_file(crafted("crafted_views.pth"), input);
+  const CliRun npz = run_cli("convert " + input + " " + (dir_ / "d.npz").string());
+  EXPECT_EQ(npz.exit_code, 2);
+  EXPECT_NE(npz.output.find("convert writes safetensors; name the output *.safetensors"), std::string::npos)
+      << npz.output;
+  EXPECT_FALSE(fs::exists(dir_ / "d.npz"));
+
+  const std::string fifo = (dir_ / "pipe.safetensors").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CliRun onto_fifo = run_cli("convert " + input + " " + fifo);
+  EXPECT_EQ(onto_fifo.exit_code, 2);
+  EXPECT_NE(onto_fifo.output.find("it is a FIFO (named pipe)"), std::string::npos) << onto_fifo.output;
+  struct stat info {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode)) << "the FIFO was replaced";
+
+  fs::create_hard_link(input, dir_ / "same.safetensors");
+  const CliRun onto_input = run_cli("convert " + input + " " + (dir_ / "same.safetensors").string());
+  EXPECT_EQ(onto_input.exit_code, 2);
+  EXPECT_NE(onto_input.output.find("it is the input '" + input + "'"), std::string::npos) << onto_input.output;
+  EXPECT_EQ(fs::file_size(input), fs::file_size(crafted("crafted_views.pth")));
+}
+
+// SIGINT in the middle of writing a large output: the process still dies of SIGINT (the shell
+// sees an interrupted command), and neither the output nor its temporary file is left.
+TEST_F(ConvertCli, AnInterruptedConversionLeavesNoTemporaryFile) {
+  const std::string bomb = (dir_ / "views.pth").string();
+  ASSERT_TRUE(pth::hostile::write_stride0_bomb(bomb, 8, 8 << 20));  // 256 MiB of views
+  const std::string out = (dir_ / "out.safetensors").string();
+  const std::string cli = TENSORACLE_CLI_PATH;
+  std::vector<std::string> arguments = {cli, "convert", "-q", bomb, out};
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  // SIGINT as an interactive shell leaves it (a background job, as CI may run us, ignores it).
+  posix_spawnattr_t attributes;
+  ASSERT_EQ(::posix_spawnattr_init(&attributes), 0);
+  sigset_t interrupt;
+  sigemptyset(&interrupt);
+  sigaddset(&interrupt, SIGINT);
+  ASSERT_EQ(::posix_spawnattr_setsigdefault(&attributes, &interrupt), 0);
+  ASSERT_EQ(::posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF), 0);
+  pid_t child = 0;
+  ASSERT_EQ(::posix_spawn(&child, cli.c_str(), nullptr, &attributes, argv.data(), environ), 0);
+  ::posix_spawnattr_destroy(&attributes);
+
+  // Wait until the temporary file exists, i.e. the write is under way.
+  const auto temporary_exists = [&] {
+    for (const auto& entry : fs::directory_iterator(dir_))
+      if (entry.path().filename().string().rfind(".out.safetensors.tmp-", 0) == 0) return true;
+    return false;
+  };
+  int status = 0;
+  bool seen = false;
+  for (int i = 0; i < 60000 && !seen; ++i) {
+    seen = temporary_exists();
+    if (!seen && ::waitpid(child, &status, WNOHANG) == child) break;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(seen) << "the conversion ended before its temporary file was seen";
+  ASSERT_EQ(::kill(child, SIGINT), 0);
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "status " << status;
+  std::string left;
+  for (const auto& entry : fs::directory_iterator(dir_)) left += " " + entry.path().filename().string();
+  EXPECT_FALSE(temporary_exists()) << "left:" << left;
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 
+#include "host/pth/hostile_checkpoints.h"
 #include "host/pth/pickle_builder.h"
 #include "io/pth/materialize.h"
 #include "io/pth/zip_offsets.h"
@@ -45,16 +46,7 @@ class PthRead : public ::testing::Test {
   // Writes a zip with `entries` (name -> bytes), stored uncompressed like torch.save.
   std::string write_zip(const std::string& file, const std::map<std::string, std::string>& entries) {
     const std::string path = (dir_ / file).string();
-    int error = 0;
-    zip_t* zip = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
-    EXPECT_NE(zip, nullptr);
-    for (const auto& [name, bytes] : entries) {
-      zip_source_t* source = zip_source_buffer(zip, bytes.data(), bytes.size(), 0);
-      const zip_int64_t index = zip_file_add(zip, name.c_str(), source, ZIP_FL_ENC_UTF_8);
-      EXPECT_GE(index, 0);
-      zip_set_file_compression(zip, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
-    }
-    EXPECT_EQ(zip_close(zip), 0);
+    EXPECT_TRUE(pth::hostile::write_zip(path, entries));
     return path;
   }
 
@@ -321,6 +313,72 @@ TEST_F(PthRead, ConversionGivesTheBytesOfAWriteWithTheHashKnownFirst) {
     ASSERT_TRUE(write_safetensors(expected, checkpoint->tensors(), sequential).is_ok());
     EXPECT_EQ(read_all(out), read_all(expected)) << (float_dtype ? "bf16" : "keep");
   }
+}
+
+// A few hundred bytes of stride-0 views can ask for terabytes: the total is checked against the
+// limit before any storage is read or any tensor materialized or written.
+TEST_F(PthRead, ExpansionOverTheOutputLimitIsRefusedBeforeAnyWork) {
+  const std::string bomb = (dir_ / "bomb.pth").string();
+  ASSERT_TRUE(pth::hostile::write_stride0_bomb(bomb, 100, int32_t{1} << 30));  // 100 x 4 GiB from 4 bytes
+  const std::string out = (dir_ / "out.safetensors").string();
+  auto refused = convert_pth_to_safetensors(bomb, out);
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status().to_string();
+  const std::string message = refused.status().message();
+  EXPECT_NE(message.find("its 100 tensors expand to 400.0 GiB (429496729600 bytes) of dense data, over the default "
+                         "limit, the larger of 16.0 GiB and 8x the checkpoint's"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the largest is 't0' (fp32 [1073741824], 4.0 GiB, a view that is not contiguous)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--max-output-size"), std::string::npos) << message;
+  EXPECT_EQ(PthCheckpoint::read(bomb).status().code(), StatusCode::kInvalidArgument) << "reading is bounded too";
+  EXPECT_FALSE(fs::exists(out));
+
+  // The limit is the caller's to set, both ways.
+  const std::string small = (dir_ / "small.pth").string();
+  ASSERT_TRUE(pth::hostile::write_stride0_bomb(small, 4, 1 << 16));  // 4 x 256 KiB
+  PthOptions options;
+  options.max_output_bytes = uint64_t{1} << 20;
+  EXPECT_TRUE(convert_pth_to_safetensors(small, out, options).is_ok()) << "exactly at the limit";
+  options.max_output_bytes = (uint64_t{1} << 20) - 1;
+  auto over = convert_pth_to_safetensors(small, out, options);
+  EXPECT_NE(over.status().message().find("over the limit given (1024.0 KiB)"), std::string::npos)
+      << over.status().message();
+}
+
+TEST(PthOutputLimit, IsTheLargerOf16GiBAnd8xTheCheckpoint) {
+  EXPECT_EQ(default_pth_output_limit(0), uint64_t{16} << 30);
+  EXPECT_EQ(default_pth_output_limit(uint64_t{2} << 30), uint64_t{16} << 30);
+  EXPECT_EQ(default_pth_output_limit(uint64_t{3} << 30), uint64_t{24} << 30);
+  EXPECT_EQ(default_pth_output_limit(UINT64_MAX / 2), UINT64_MAX);
+}
+
+TEST_F(PthRead, ProgressFollowsMaterializingThenWriting) {
+  const std::string bomb = (dir_ / "views.pth").string();
+  ASSERT_TRUE(pth::hostile::write_stride0_bomb(bomb, 3, 10 << 20));  // 3 x 40 MiB of views
+  std::vector<PthProgress> reports;
+  PthOptions options;
+  options.progress = [&](const PthProgress& p) { reports.push_back(p); };
+  ASSERT_TRUE(convert_pth_to_safetensors(bomb, (dir_ / "out.safetensors").string(), options).is_ok());
+  ASSERT_FALSE(reports.empty());
+  std::string previous_stage = "materializing";
+  uint64_t previous_done = 0;
+  for (const PthProgress& p : reports) {
+    if (std::string(p.stage) != previous_stage) {
+      EXPECT_EQ(previous_stage, "materializing");
+      EXPECT_EQ(std::string(p.stage), "writing");
+      previous_stage = p.stage, previous_done = 0;
+    }
+    EXPECT_GE(p.done_bytes, previous_done);
+    EXPECT_LE(p.done_bytes, p.total_bytes);
+    previous_done = p.done_bytes;
+  }
+  EXPECT_EQ(std::string(reports.front().stage), "materializing");
+  EXPECT_EQ(reports.front().total_bytes, uint64_t{120} << 20);
+  EXPECT_EQ(std::string(reports.back().stage), "writing");
+  EXPECT_GT(reports.back().done_bytes, uint64_t{110} << 20);
+  EXPECT_EQ(reports.back().total_bytes, fs::file_size(dir_ / "out.safetensors"));
 }
 
 }  // namespace
