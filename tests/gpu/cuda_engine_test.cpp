@@ -337,6 +337,56 @@ TEST_F(CudaEngine, ConstantWeightsOfChannelsLastConvolutionsAreStoredKrsc) {
   }
 }
 
+// A GEMM of BERT's width and a ResNet-like convolution in fp16: cuBLASLt and cuDNN choose other
+// algorithms at other batch sizes, whose workspace need is not monotonic in the batch. The
+// profile's opt is its max (the workflow's timing batch), so the steps are timed at the largest
+// shapes; every batch of the profile must still run (sized at min, opt and max; in between, a
+// configuration within the planned workspace) and match the CPU.
+Status gemm_and_conv(Network& net) {
+  Tensor x = net.add_input("x", DataType::kFloat16, {-1, 128, 768});
+  Tensor w = net.add_constant(seeded(DataType::kFloat16, {768, 768}, 11), "w");
+  net.mark_output(net.matmul(x, w), "y");
+  Tensor image = net.add_input("image", DataType::kFloat16, {-1, 256, 14, 14});
+  Tensor k = net.add_constant(seeded(DataType::kFloat16, {256, 256, 3, 3}, 12), "k");
+  net.mark_output(net.relu(net.convolution(image, k, Tensor{}, ConvolutionAttributes().set_padding({1, 1}))), "z");
+  return net.status();
+}
+
+TEST_F(CudaEngine, EveryBatchOfAProfileTimedAtItsMaxRunsWithinThePlannedWorkspace) {
+  EngineBuild build;
+  build.name = "gemm_and_conv";
+  build.graph_version = "1";
+  build.graph = [](Network& net, const Weights&) { return gemm_and_conv(net); };
+  build.weights_path = std::string(TENSORACLE_FIXTURES_DIR) + "/examples/tinynet/weights.safetensors";
+  build.backend = "cuda";
+  build.add_input("x", {ShapeRange{{1, 128, 768}, {32, 128, 768}, {32, 128, 768}}});
+  build.add_input("image", {ShapeRange{{1, 256, 14, 14}, {32, 256, 14, 14}, {32, 256, 14, 14}}});
+  build.quiet = true;
+  auto bytes = build_serialized_engine(build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "gemm_and_conv");
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  auto exec = engine->create_execution();
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  Network reference_net;
+  ASSERT_TRUE(gemm_and_conv(reference_net).is_ok());
+  auto cpu = backends::create_backend("cpu").value();
+  for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 31, 32}) {
+    HostArray x = seeded(DataType::kFloat16, {n, 128, 768}, 600 + static_cast<unsigned>(n));
+    HostArray image = seeded(DataType::kFloat16, {n, 256, 14, 14}, 700 + static_cast<unsigned>(n));
+    auto got = exec->run_on_host({{"x", x.view()}, {"image", image.view()}});
+    ASSERT_TRUE(got.is_ok()) << "n=" << n << ": " << got.status().to_string();
+    auto want = cpu->execute(reference_net, {{"x", x.view()}, {"image", image.view()}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    for (const char* name : {"y", "z"}) {
+      auto cmp = compare_outputs(got->at(name).view(), want->at(name).view());
+      ASSERT_TRUE(cmp.is_ok());
+      EXPECT_EQ(cmp->candidate_non_finite.nan, 0) << name << " n=" << n;
+      EXPECT_LE(cmp->rel_l2_error, 2e-3) << name << " n=" << n;
+    }
+  }
+}
+
 TEST_F(CudaEngine, RefusesAShapeOutsideItsProfile) {
   auto bytes = build_serialized_engine(mlp_build(DataType::kFloat32));
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();

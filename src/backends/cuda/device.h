@@ -41,8 +41,10 @@ class LibraryHandles {
   LibraryHandles(const LibraryHandles&) = delete;
   LibraryHandles& operator=(const LibraryHandles&) = delete;
 
-  // A RunContext for `stream` on `device` with these handles.
-  RunContext context(cudaStream_t stream, const DeviceInfo* device) const { return RunContext{stream, cublaslt_, cudnn_, device}; }
+  // A RunContext for `stream` on `device` with these handles, for steps given `workspace_bytes`.
+  RunContext context(cudaStream_t stream, const DeviceInfo* device, size_t workspace_bytes = SIZE_MAX) const {
+    return RunContext{stream, cublaslt_, cudnn_, device, workspace_bytes};
+  }
 
  private:
   LibraryHandles() = default;

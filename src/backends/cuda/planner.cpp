@@ -50,7 +50,15 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<Optimi
   assign_layouts(net, plan.steps, opt, device, plan.log);
   const std::map<uint32_t, uint32_t> views = take_views(net, plan.steps, opt, device, plan.log);
 
-  TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> largest, infer_tensor_descs(net, profile_shapes(profiles.front(), &ShapeRange::max)));
+  // A tactic's workspace need is not monotonic in the shapes (cuBLASLt and cuDNN pick other
+  // algorithms at other sizes): each step gets the most it needs at any profile's min, opt and
+  // max; shapes in between that would need more get a configuration within it (RunContext).
+  std::vector<std::vector<TensorDesc>> corners;
+  for (const auto& profile : profiles)
+    for (const auto corner : {&ShapeRange::min, &ShapeRange::opt, &ShapeRange::max}) {
+      TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> descs, infer_tensor_descs(net, profile_shapes(profile, corner)));
+      corners.push_back(std::move(descs));
+    }
   TacticTimer timer(options.timing_iterations, options.workspace_limit_bytes);
   TO_RETURN_IF_ERROR(timer.start(device));
   std::vector<uint64_t> step_workspace(plan.steps.size(), 0);
@@ -71,8 +79,10 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<Optimi
     step.tactic = chosen.tactic->name();
     step.choice = chosen.tactic->choice();
     step.time_ms = chosen.median_ms;
-    TO_ASSIGN_OR_RETURN(StepInstance at_max, instantiate(net, step, largest));
-    step_workspace[s] = chosen.tactic->workspace_size(at_max);
+    for (const std::vector<TensorDesc>& descs : corners) {
+      TO_ASSIGN_OR_RETURN(StepInstance at_corner, instantiate(net, step, descs));
+      step_workspace[s] = std::max<uint64_t>(step_workspace[s], chosen.tactic->workspace_size(at_corner));
+    }
     if (progress)
       progress(s, plan.steps.size(),
                fmt::format("step {}/{} {} ({}): {}{}", s + 1, plan.steps.size(), label, op_kind_name(inst.anchor.node.kind),

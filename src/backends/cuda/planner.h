@@ -47,8 +47,8 @@ using StepProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 
 // Plans `network` for the current GPU. Steps are formed and timed at the first profile's opt
 // shapes; the activation arena is sized for the largest shapes of every profile, each step's
-// workspace for the first profile's max shapes only (a later profile with larger shapes can
-// need more).
+// workspace for the most its tactic needs at any profile's min, opt and max shapes (at shapes in
+// between, a tactic that would need more takes a configuration within it).
 Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<OptimizationProfile>& profiles,
                                 const PlanOptions& options, const StepProgressFn& progress);
 

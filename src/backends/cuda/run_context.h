@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -25,6 +26,10 @@ struct RunContext {
   cublasLtHandle_t cublaslt = nullptr;
   cudnnContext* cudnn = nullptr;
   const DeviceInfo* device = nullptr;
+  // The workspace the step's run() will get. initialize() keeps its configuration within it: a
+  // configuration chosen at other shapes (a recorded or timed one) that needs more at these
+  // shapes gives way to one that fits, so a shape inside a profile never fails for workspace.
+  size_t workspace_bytes = SIZE_MAX;
 };
 
 }  // namespace tensoracle::backends::cuda

@@ -207,11 +207,11 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
       if (!tactic.is_ok()) return tactic.status().with_context(fmt::format("layer '{}'", net.node(step.anchor).name));
       tactics_[s] = std::move(tactic).value();
     }
-    Status init = tactics_[s]->initialize(instance, handles_of(s).context(nullptr, &loaded_->device()));
-    if (!init.is_ok()) return init.with_context(fmt::format("layer '{}' ({})", net.node(step.anchor).name, step.tactic));
-    // Each stream's steps share a workspace of their own.
+    // Each stream's steps share a workspace of their own; the tactic plans within it.
     const bool auxiliary = step.stream == kAuxiliaryStream;
     const uint64_t planned = auxiliary ? plan.memory.aux_workspace_bytes : plan.memory.workspace_bytes;
+    Status init = tactics_[s]->initialize(instance, handles_of(s).context(nullptr, &loaded_->device(), planned));
+    if (!init.is_ok()) return init.with_context(fmt::format("layer '{}' ({})", net.node(step.anchor).name, step.tactic));
     const size_t workspace = tactics_[s]->workspace_size(instance);
     if (workspace > planned)
       return invalid_argument("layer '{}': tactic {} needs {} bytes of workspace at these shapes, {} were planned",

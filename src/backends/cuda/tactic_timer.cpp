@@ -182,7 +182,7 @@ Result<StepBuffers> TacticTimer::run_checked(CudaTactic& tactic, const StepInsta
 }
 
 Result<double> TacticTimer::time(CudaTactic& tactic, const StepInstance& step, double best_ms) {
-  const RunContext ctx = handles_->context(stream_, &device_);
+  const RunContext ctx = handles_->context(stream_, &device_, workspace_limit_);
   TO_ASSIGN_OR_RETURN(const StepBuffers buffers, run_checked(tactic, step, ctx));
   std::vector<double> times;
   for (int i = 0; i < iterations_; ++i) {
@@ -212,7 +212,7 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
     return make_error(StatusCode::kFailedPrecondition, "'{}': the recorded tactic family '{}' cannot implement it here", label, it->second.first);
   }
   std::vector<std::pair<const TacticFamily*, std::unique_ptr<CudaTactic>>> candidates;
-  const RunContext ctx = handles_->context(stream_, &device_);
+  const RunContext ctx = handles_->context(stream_, &device_, workspace_limit_);
   for (const TacticFamily* family : families) {
     const int room = limit - static_cast<int>(candidates.size());
     if (room <= 0) break;

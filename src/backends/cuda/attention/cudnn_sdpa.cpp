@@ -253,12 +253,19 @@ class SdpaTactic final : public CudaTactic {
     return {{"plan", plan_}, {"engine", engine_}, {"dense_mask", built_.dense_bias}, {"workspace", cudnn_workspace_}};
   }
 
-  size_t workspace_size(const StepInstance&) const override {
-    return (built_.dense_bias ? shape_.dense_bias_bytes() : 0) + static_cast<size_t>(cudnn_workspace_);
+  // At shapes other than initialize()'s (the planner sizes every profile's min, opt and max), the
+  // dense mask is sized for those shapes and cuDNN's part is the one measured at initialize();
+  // initialize() at those shapes refuses a plan that needs more than the step is given.
+  size_t workspace_size(const StepInstance& step) const override {
+    size_t mask = built_.dense_bias ? shape_.dense_bias_bytes() : 0;
+    if (built_.dense_bias)
+      if (auto shape = sdpa_shape(step, device_); shape.is_ok()) mask = shape->dense_bias_bytes();
+    return mask + static_cast<size_t>(cudnn_workspace_);
   }
 
   Status initialize(const StepInstance& step, const RunContext& ctx) override {
     const DeviceInfo device = ctx.device ? *ctx.device : DeviceInfo{};
+    device_ = device;
     TO_ASSIGN_OR_RETURN(SdpaShape shape, sdpa_shape(step, device));
     const std::string& layer = step.anchor.node.name;
     if (!built_.graph || !(shape == shape_)) {
@@ -286,6 +293,9 @@ class SdpaTactic final : public CudaTactic {
       cudnn_workspace_ = workspace;
     }
     shape_ = std::move(shape);  // the graph depends only on what == compares; the mask geometry may differ
+    if (workspace_size(step) > ctx.workspace_bytes)
+      return unsupported("layer '{}': cuDNN SDPA engine {} needs {} bytes of workspace at these shapes, {} given", layer,
+                         engine_, workspace_size(step), ctx.workspace_bytes);
     // The order in which execute takes the tensors' addresses (ascending uid), fixed here so run
     // fills a stack array and neither allocates nor touches the tactic's state.
     TO_RETURN_IF_ERROR(fe_status(built_.graph->prepare_variant_pack_template(), layer, "variant pack"));
@@ -344,6 +354,7 @@ class SdpaTactic final : public CudaTactic {
   SdpaShape shape_;
   BuiltGraph built_;
   int64_t plan_ = 0, engine_ = -1, cudnn_workspace_ = 0;
+  DeviceInfo device_;  // initialize()'s, for workspace_size at other shapes
   std::vector<int64_t> user_uids_;  // execute's order of the tensors (ascending uid), from initialize
 };
 

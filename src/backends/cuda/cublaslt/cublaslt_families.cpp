@@ -85,7 +85,7 @@ class MatmulTactic final : public CudaTactic {
     gemm_.reset();
     TO_ASSIGN_OR_RETURN(plan_, plan_matmul(step));
     if (plan_.kind == MatmulPlan::Kind::kGemm) {
-      TO_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ctx.cublaslt, plan_.gemm, rank_));
+      TO_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ctx.cublaslt, plan_.gemm, rank_, ctx.workspace_bytes));
     }
     shapes_ = shapes_of(step);
     initialized_ = true;

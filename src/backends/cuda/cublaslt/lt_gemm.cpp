@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -93,7 +94,8 @@ LtGemm::~LtGemm() {
   if (matmul_) cublasLtMatmulDescDestroy(matmul_);
 }
 
-Result<std::unique_ptr<LtGemm>> LtGemm::create(cublasLtHandle_t handle, const LtGemmDesc& desc, int rank) {
+Result<std::unique_ptr<LtGemm>> LtGemm::create(cublasLtHandle_t handle, const LtGemmDesc& desc, int rank,
+                                               size_t max_workspace) {
   std::unique_ptr<LtGemm> gemm(new LtGemm());
   gemm->desc_ = desc;
   TO_RETURN_IF_ERROR(gemm->build());
@@ -114,6 +116,14 @@ Result<std::unique_ptr<LtGemm>> LtGemm::create(cublasLtHandle_t handle, const Lt
     return unsupported("cuBLASLt has no algorithm for {} within {} MiB of workspace", desc.to_string(),
                        kLtWorkspaceLimit >> 20);
   gemm->rank_ = rank >= 0 && rank < gemm->algorithm_count() ? rank : 0;
+  if (gemm->workspace_size() > max_workspace) {
+    const auto fits = std::find_if(gemm->algorithms_.begin(), gemm->algorithms_.end(),
+                                   [&](const cublasLtMatmulHeuristicResult_t& r) { return r.workspaceSize <= max_workspace; });
+    if (fits == gemm->algorithms_.end())
+      return unsupported("cuBLASLt has no algorithm for {} within the {} bytes of workspace given", desc.to_string(),
+                         max_workspace);
+    gemm->rank_ = static_cast<int>(fits - gemm->algorithms_.begin());
+  }
   return gemm;
 }
 

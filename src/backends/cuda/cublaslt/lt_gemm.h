@@ -76,8 +76,11 @@ class LtGemm {
   // Validates `desc`, builds the cuBLASLt descriptors and asks the heuristic for up to
   // kLtMaxAlgorithms algorithms within kLtWorkspaceLimit (fp32 inputs: algorithms that would
   // down-convert to TF32/fp16/bf16 are dropped), then selects `rank` of that list (rank 0 when
-  // the list is shorter). kUnsupported when cuBLASLt has no algorithm for it.
-  static Result<std::unique_ptr<LtGemm>> create(cublasLtHandle_t handle, const LtGemmDesc& desc, int rank = 0);
+  // the list is shorter). When that algorithm needs more than `max_workspace` bytes, the
+  // best-ranked one within it is selected instead (the recorded rank was chosen at other shapes).
+  // kUnsupported when cuBLASLt has no algorithm for it within the limits.
+  static Result<std::unique_ptr<LtGemm>> create(cublasLtHandle_t handle, const LtGemmDesc& desc, int rank = 0,
+                                                size_t max_workspace = kLtWorkspaceLimit);
 
   const LtGemmDesc& desc() const { return desc_; }
   int algorithm_count() const { return static_cast<int>(algorithms_.size()); }

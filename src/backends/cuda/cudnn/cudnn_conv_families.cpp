@@ -145,17 +145,24 @@ Result<Prepared> describe(const StepInstance& step, int64_t pad_multiple, cudnnC
 }
 
 // Builds the graph for `step` and picks `engine` on it: fused when asked and possible, else the
-// plain graph (the epilogue kernel then does bias and epilogue).
+// plain graph (the epilogue kernel then does bias and epilogue); within `max_workspace` bytes in
+// all (the padded copies' part included), another engine when `engine` needs more at these shapes.
 Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string& engine, int64_t pad_channels,
-                         cudnnContext* handle) {
+                         cudnnContext* handle, size_t max_workspace = SIZE_MAX) {
   TO_ASSIGN_OR_RETURN(Prepared p, describe(step, pad_channels, handle));
   if (p.problem.output_elements() == 0) return p;
+  const size_t copies = p.pad_channels ? p.padded.engine_offset() : 0;
+  if (copies > max_workspace)
+    return invalid_argument("layer '{}': the channel-padded copies need {} bytes of workspace, {} given",
+                            step.anchor.node.name, copies, max_workspace);
+  const int64_t engine_workspace =
+      static_cast<int64_t>(std::min<size_t>(max_workspace - copies, static_cast<size_t>(kMaxConvWorkspace)));
   fused = fused && needs_epilogue(p.problem, p.epilogue) && cudnn_fuses(p.problem, p.epilogue);
   Status fused_failure = Status::ok();
   if (fused) {
     auto graph = CudnnConvGraph::build(p.graph_problem, p.epilogue, true, handle);
     if (graph.is_ok()) {
-      auto plan = (*graph)->plan_for(engine);
+      auto plan = (*graph)->plan_for(engine, engine_workspace);
       if (plan.is_ok()) {
         p.graph = std::move(graph).value();
         p.plan = std::move(plan).value();
@@ -171,7 +178,7 @@ Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string
     if (!graph.is_ok())
       return graph.status().with_context(fmt::format("layer '{}'{}", step.anchor.node.name,
                                                      fused_failure.is_ok() ? "" : " (fused: " + fused_failure.message() + ")"));
-    TO_ASSIGN_OR_RETURN(p.plan, (*graph)->plan_for(fused ? std::string() : engine));
+    TO_ASSIGN_OR_RETURN(p.plan, (*graph)->plan_for(fused ? std::string() : engine, engine_workspace));
     p.graph = std::move(graph).value();
   }
   p.pack = p.graph->variant_pack();
@@ -215,9 +222,11 @@ class CudnnConvTactic final : public CudaTactic {
   }
 
   Status initialize(const StepInstance& step, const RunContext& ctx) override {
-    if (active_ && active_->handle == ctx.cudnn && active_->shapes.matches(step)) return Status::ok();
+    if (active_ && active_->handle == ctx.cudnn && active_->shapes.matches(step) &&
+        active_->workspace_size() <= ctx.workspace_bytes)
+      return Status::ok();
     active_.reset();
-    TO_ASSIGN_OR_RETURN(Prepared p, prepare(step, fused_, engine_, pad_channels_, ctx.cudnn));
+    TO_ASSIGN_OR_RETURN(Prepared p, prepare(step, fused_, engine_, pad_channels_, ctx.cudnn, ctx.workspace_bytes));
     adopt(std::move(p));
     return Status::ok();
   }

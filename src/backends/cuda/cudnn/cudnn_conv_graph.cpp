@@ -202,7 +202,7 @@ Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build(const ConvProblem&
   return out;
 }
 
-Result<std::vector<CudnnConvPlan>> CudnnConvGraph::plans(int limit) {
+Result<std::vector<CudnnConvPlan>> CudnnConvGraph::plans(int limit, int64_t max_workspace) {
   std::vector<CudnnConvPlan> out;
   std::set<std::string> seen;
   std::string last_error = "no engine configuration passed the filters";
@@ -217,8 +217,12 @@ Result<std::vector<CudnnConvPlan>> CudnnConvGraph::plans(int limit) {
         last_error = built.get_message();
         continue;
       }
-      if (impl_->graph->get_workspace_size_plan_at_index(i, plan.workspace).is_bad() || plan.workspace > kMaxConvWorkspace)
+      if (impl_->graph->get_workspace_size_plan_at_index(i, plan.workspace).is_bad() ||
+          plan.workspace > std::min(max_workspace, kMaxConvWorkspace)) {
+        last_error = fmt::format("engine {} needs {} bytes of workspace, more than the {} given", plan.engine,
+                                 plan.workspace, std::min(max_workspace, kMaxConvWorkspace));
         continue;
+      }
       seen.insert(plan.engine);
       out.push_back(std::move(plan));
     }
@@ -229,7 +233,7 @@ Result<std::vector<CudnnConvPlan>> CudnnConvGraph::plans(int limit) {
   return out;
 }
 
-Result<CudnnConvPlan> CudnnConvGraph::plan_for(const std::string& engine) {
+Result<CudnnConvPlan> CudnnConvGraph::plan_for(const std::string& engine, int64_t max_workspace) {
   try {
     const int64_t count = impl_->graph->get_execution_plan_count();
     for (int64_t i = 0; i < count && !engine.empty(); ++i) {
@@ -238,12 +242,13 @@ Result<CudnnConvPlan> CudnnConvGraph::plan_for(const std::string& engine) {
       if (impl_->graph->get_plan_name_at_index(i, plan.engine).is_bad() || plan.engine != engine) continue;
       if (impl_->graph->build_plan_at_index(i).is_bad()) break;
       if (impl_->graph->get_workspace_size_plan_at_index(i, plan.workspace).is_bad()) break;
+      if (plan.workspace > max_workspace) break;
       return plan;
     }
   } catch (const std::exception& e) {
     return make_error(StatusCode::kCudaError, "cuDNN plan building threw: {}", e.what());
   }
-  TO_ASSIGN_OR_RETURN(std::vector<CudnnConvPlan> first, plans(1));
+  TO_ASSIGN_OR_RETURN(std::vector<CudnnConvPlan> first, plans(1, max_workspace));
   return first.front();
 }
 

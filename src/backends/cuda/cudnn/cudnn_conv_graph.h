@@ -65,11 +65,12 @@ class CudnnConvGraph {
   bool fused() const { return fused_; }
   cudnnContext* handle() const { return handle_; }
 
-  // The configurations that build, in heuristic order (duplicates removed), at most `limit`.
-  Result<std::vector<CudnnConvPlan>> plans(int limit);
-  // The configuration tagged `engine`, built; the first one that builds when no tag matches
-  // (other shapes can offer other engines).
-  Result<CudnnConvPlan> plan_for(const std::string& engine);
+  // The configurations that build within `max_workspace` bytes, in heuristic order (duplicates
+  // removed), at most `limit`.
+  Result<std::vector<CudnnConvPlan>> plans(int limit, int64_t max_workspace = kMaxConvWorkspace);
+  // The configuration tagged `engine`, built; the first one that builds within `max_workspace`
+  // when no tag matches (other shapes can offer other engines) or the tagged one needs more there.
+  Result<CudnnConvPlan> plan_for(const std::string& engine, int64_t max_workspace = kMaxConvWorkspace);
 
   // A variant pack with a slot for every tensor the graph reads or writes (filled by execute).
   std::unordered_map<int64_t, void*> variant_pack() const;
