@@ -32,11 +32,11 @@ inline Result<Engine> build_cuda_engine(EngineBuild build) {
   return Engine::deserialize(bytes.data(), bytes.size(), build.name + ".engine");
 }
 
-// Runs `engine` once on device copies of `inputs` (each input's shape set from its array) and
-// returns every output copied back. Outputs are filled with 0xFF bytes first (NaN for floats), so
+// Runs `engine` once in optimization profile `profile` on device copies of `inputs` (each input's
+// shape set from its array) and returns every output copied back. Outputs are filled with 0xFF bytes first (NaN for floats), so
 // an element the engine never wrote shows up as non-finite.
-inline Result<NamedArrays> run_on_device(const Engine& engine, const NamedArrayViews& inputs) {
-  TO_ASSIGN_OR_RETURN(Execution exec, engine.create_execution());
+inline Result<NamedArrays> run_on_device(const Engine& engine, const NamedArrayViews& inputs, size_t profile = 0) {
+  TO_ASSIGN_OR_RETURN(Execution exec, engine.create_execution(profile));
   std::vector<DeviceBuffer> buffers;
   for (const std::string& name : engine.input_names()) {
     auto it = inputs.find(name);

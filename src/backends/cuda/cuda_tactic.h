@@ -33,6 +33,32 @@ class CudaTactic {
   virtual Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) = 0;
 };
 
+// What a family tells the planner about a layer before any step exists. The planner proposes
+// only what some family of the layer's kind declares (FamilyTable::traits merges them):
+// plan_lowering.h asks `epilogue`, plan_layouts.h the nhwc fields, plan_views.h the bshd ones.
+// can_implement still judges every concrete step; a refusal there leaves the fusion shorter or
+// the tensors linear.
+struct FamilyTraits {
+  // Fuses the chain of pointwise layers that alone read the layer's output into its step
+  // (StepInstance::program): an epilogue, or for a pointwise layer the rest of its chain.
+  bool epilogue = false;
+  // Reads and writes rank-4 tensors channels-last (Layout::kNhwc).
+  bool nhwc = false;
+  // Runs faster channels-last (tensor-core convolutions): a tensor goes nhwc only when a layer
+  // that prefers it writes or reads it and every other step touching it takes nhwc.
+  bool prefers_nhwc = false;
+  // Inputs, by index, that when constant are stored channels-last once input 0 is (a
+  // convolution's weight [K, C/G, R, S] as KRSC, reordered when the engine loads).
+  std::vector<size_t> nhwc_constant_inputs;
+  // Inputs, by index, it reads in Layout::kBshd, and whether it writes output 0 so: the head
+  // transposes (0, 2, 1, 3) next to it become views (attention on cuDNN SDPA: q, k, v, output).
+  std::vector<size_t> bshd_inputs;
+  bool bshd_output = false;
+
+  // Adds everything `other` declares.
+  void merge(const FamilyTraits& other);
+};
+
 class TacticFamily {
  public:
   virtual ~TacticFamily() = default;
@@ -49,6 +75,9 @@ class TacticFamily {
   // tactic timer checks every candidate's output against its candidate's, so that a library
   // engine giving wrong results is rejected even when it is the heuristics' first choice.
   virtual bool is_reference() const { return false; }
+  // What the planner may propose to this family for `node`; by default nothing: no epilogue,
+  // linear tensors only.
+  virtual FamilyTraits traits(const Node&) const { return {}; }
 };
 
 // Every family compiled in, by the anchor kind it implements, in preference order (op_families.h
@@ -58,6 +87,8 @@ class FamilyTable {
   void add(OpKind kind, std::shared_ptr<const TacticFamily> family);
   const std::vector<std::shared_ptr<const TacticFamily>>& for_kind(OpKind kind) const;
   const TacticFamily* find(const std::string& name) const;
+  // The traits of every family of the node's kind, merged.
+  FamilyTraits traits(const Node& node) const;
 
  private:
   std::map<OpKind, std::vector<std::shared_ptr<const TacticFamily>>> by_kind_;

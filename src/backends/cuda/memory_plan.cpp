@@ -36,6 +36,27 @@ Result<std::vector<uint64_t>> max_tensor_bytes(const Network& network, const std
   return bytes;
 }
 
+Result<std::vector<std::vector<TensorDesc>>> descs_at_corners(const Network& network,
+                                                              const std::vector<OptimizationProfile>& profiles) {
+  std::vector<std::vector<TensorDesc>> out;
+  for (const auto& profile : profiles)
+    for (const auto corner : {&ShapeRange::min, &ShapeRange::opt, &ShapeRange::max}) {
+      TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(network, profile_shapes(profile, corner)));
+      out.push_back(std::move(desc));
+    }
+  return out;
+}
+
+Result<uint64_t> largest_workspace(const CudaTactic& tactic, const Network& network, const PlannedStep& step,
+                                   const std::vector<std::vector<TensorDesc>>& descs) {
+  uint64_t bytes = 0;
+  for (const std::vector<TensorDesc>& desc : descs) {
+    TO_ASSIGN_OR_RETURN(const StepInstance at, instantiate(network, step, desc));
+    bytes = std::max<uint64_t>(bytes, tactic.workspace_size(at));
+  }
+  return bytes;
+}
+
 StreamWorkspaces stream_workspaces(const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& step_bytes) {
   StreamWorkspaces out;
   for (size_t s = 0; s < steps.size() && s < step_bytes.size(); ++s) {

@@ -2,7 +2,14 @@
 // offset chosen at build time so that tensors alive at the same time never overlap (buffer reuse
 // by liveness), sized for the largest shapes of every profile. At the arena's end sit the
 // workspace shared by the main stream's steps (they run one after another) and the one shared by
-// the auxiliary stream's steps (step_schedule.h).
+// the auxiliary stream's steps (step_schedule.h), each the most its steps need at any profile's
+// min, opt and max shapes.
+//
+//   TO_ASSIGN_OR_RETURN(auto corners, descs_at_corners(net, profiles));
+//   TO_ASSIGN_OR_RETURN(step_bytes[s], largest_workspace(*tactic, net, steps[s], corners));  // per step
+//   const StreamWorkspaces w = stream_workspaces(steps, step_bytes);
+//   TO_ASSIGN_OR_RETURN(auto bytes, max_tensor_bytes(net, profiles));
+//   MemoryPlan plan = plan_memory(net, steps, bytes, w.main, views, schedule.spans, w.auxiliary);
 #pragma once
 
 #include <cstdint>
@@ -10,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/planned_step.h"
 #include "backends/cuda/step_schedule.h"
 #include "tensoracle/engine_file.h"
@@ -33,12 +41,27 @@ struct MemoryPlan {
 // offset, and that tensor stays alive as long as the view is read. `spans` (one per step; empty:
 // each step at its own position) are the plan positions where a step may be running: a step's
 // outputs are alive from its span's first position, its inputs until its span's last.
+MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
+                       uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views = {},
+                       const std::vector<StepSpan>& spans = {}, uint64_t aux_workspace_bytes = 0);
+
 // The input shapes of `profile` at one of its points (&ShapeRange::min, ::opt or ::max).
 std::map<std::string, Dims> profile_shapes(const OptimizationProfile& profile, Dims ShapeRange::*point);
 
 // Sizes (bytes) of every tensor at the largest shapes of all profiles: the max over the
 // profiles of each tensor's size at that profile's max shapes.
 Result<std::vector<uint64_t>> max_tensor_bytes(const Network& network, const std::vector<OptimizationProfile>& profiles);
+
+// Every tensor's description at each profile's min, opt and max shapes (3 vectors per profile).
+Result<std::vector<std::vector<TensorDesc>>> descs_at_corners(const Network& network,
+                                                              const std::vector<OptimizationProfile>& profiles);
+
+// The most `tactic` needs for `step` at any of the shape sets `descs` (descs_at_corners). A
+// tactic's need is not monotonic in the shapes: cuBLASLt and cuDNN pick other algorithms at other
+// sizes, and a top-k of long rows sorts in the workspace, so a later, larger profile may need more
+// than the first.
+Result<uint64_t> largest_workspace(const CudaTactic& tactic, const Network& network, const PlannedStep& step,
+                                   const std::vector<std::vector<TensorDesc>>& descs);
 
 // The workspace each stream's steps share (they run one after another): the largest of
 // `step_bytes[s]` over the steps s on that stream.
@@ -48,9 +71,5 @@ struct StreamWorkspaces {
   uint64_t total() const { return main + auxiliary; }
 };
 StreamWorkspaces stream_workspaces(const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& step_bytes);
-
-MemoryPlan plan_memory(const Network& network, const std::vector<PlannedStep>& steps, const std::vector<uint64_t>& max_bytes,
-                       uint64_t workspace_bytes, const std::map<uint32_t, uint32_t>& views = {},
-                       const std::vector<StepSpan>& spans = {}, uint64_t aux_workspace_bytes = 0);
 
 }  // namespace tensoracle::backends::cuda

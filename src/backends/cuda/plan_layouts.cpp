@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+
+#include "backends/cuda/cuda_tactic.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -32,8 +35,8 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
       for (Tensor t : *list)
         if (t.valid()) consumers[t.id].push_back(s);
   }
-  auto kind = [&](size_t s) { return net.node(steps[s].anchor).kind; };
-  auto capable = [&](size_t s) { return kind(s) == OpKind::kConvolution || kind(s) == OpKind::kPooling || is_pointwise(kind(s)); };
+  std::vector<FamilyTraits> traits;
+  for (const PlannedStep& step : steps) traits.push_back(tactic_families().traits(net.node(step.anchor)));
   std::vector<bool> nhwc(net.num_tensors(), false);
   std::set<uint32_t> outputs;
   for (Tensor t : net.outputs()) outputs.insert(t.id);
@@ -41,22 +44,25 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
     const TensorDesc& d = desc[t];
     if (!half_image(d)) continue;
     if (d.shape[1] == 1 || d.shape[2] * d.shape[3] == 1) continue;  // both layouts are the same bytes
-    if (producer[t] < 0 || outputs.count(t) || !capable(static_cast<size_t>(producer[t]))) continue;
-    bool all_capable = true, near_conv = kind(static_cast<size_t>(producer[t])) == OpKind::kConvolution;
-    for (size_t c : consumers[t]) all_capable &= capable(c), near_conv |= kind(c) == OpKind::kConvolution;
-    nhwc[t] = all_capable && near_conv;
+    if (producer[t] < 0 || outputs.count(t) || !traits[static_cast<size_t>(producer[t])].nhwc) continue;
+    bool all_take = true, preferred = traits[static_cast<size_t>(producer[t])].prefers_nhwc;
+    for (size_t c : consumers[t]) all_take &= traits[c].nhwc, preferred |= traits[c].prefers_nhwc;
+    nhwc[t] = all_take && preferred;
   }
   for (uint32_t t = 0; t < net.num_tensors(); ++t) {
     const int64_t node = net.tensor(Tensor{t}).producer;
     if (!half_image(desc[t])) continue;
     if (node < 0 || net.node(static_cast<size_t>(node)).kind != OpKind::kConstant || outputs.count(t)) continue;
-    bool weight_of_nhwc_convs = !consumers[t].empty();
+    bool weight_of_nhwc_steps = !consumers[t].empty();
     for (size_t c : consumers[t]) {
       const PlannedStep& step = steps[c];
-      weight_of_nhwc_convs &= kind(c) == OpKind::kConvolution && step.inputs.size() > 1 && step.inputs[1].id == t &&
-                              step.inputs[0].id != t && nhwc[step.inputs[0].id];
+      const std::vector<size_t>& weights = traits[c].nhwc_constant_inputs;
+      const bool as_weight = std::any_of(weights.begin(), weights.end(), [&](size_t i) {
+        return i < step.inputs.size() && step.inputs[i].id == t;
+      });
+      weight_of_nhwc_steps &= as_weight && step.inputs[0].id != t && nhwc[step.inputs[0].id];
     }
-    nhwc[t] = weight_of_nhwc_convs;
+    nhwc[t] = weight_of_nhwc_steps;
   }
   for (int round = 0; round < 4; ++round) {
     bool changed = false;

@@ -2,13 +2,15 @@
 //
 //   assign_layouts(net, steps, opt_descs, device, plan.log);  // sets every step's *_layouts
 //
-// Channels-last (NHWC) for the fp16/bf16 image tensors that flow between convolutions and the
-// pointwise and pooling steps around them, where tensor-core convolutions want it; every other
-// tensor, and every network input and output, stays linear. A pointwise chain reading a linear
-// tensor and writing an NHWC one is the reformat, at no extra pass. The constant weight of a
-// channels-last 2-D convolution goes channels-last too ([K, C/G, R, S] stored KRSC: the order
-// tensor-core engines read, reordered once when the engine loads). A step that refuses its
-// layouts sends its tensors back to linear (logged).
+// Channels-last (NHWC) for the fp16/bf16 rank-4 tensors that flow between steps whose families
+// take it (FamilyTraits::nhwc: convolutions, pooling, pointwise programs) when one of those
+// prefers it (FamilyTraits::prefers_nhwc: tensor-core convolutions); every other tensor, and
+// every network input and output, stays linear. A pointwise chain reading a linear tensor and
+// writing an NHWC one is the reformat, at no extra pass. A constant that only such steps read as
+// a weight (FamilyTraits::nhwc_constant_inputs) of a channels-last input 0 goes channels-last
+// too (a 2-D convolution's [K, C/G, R, S] stored KRSC: the order tensor-core engines read,
+// reordered once when the engine loads). A step that refuses its layouts sends its tensors back
+// to linear (logged).
 #pragma once
 
 #include <string>

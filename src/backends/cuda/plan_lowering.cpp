@@ -25,10 +25,6 @@ void add_unique(std::vector<Tensor>& list, Tensor t) {
   if (!t.valid() || std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
 }
 
-bool takes_epilogue(const Node& node) {
-  return node.kind == OpKind::kMatMul || node.kind == OpKind::kConvolution || node.kind == OpKind::kDeconvolution;
-}
-
 void set_linear_layouts(PlannedStep& step) {
   step.input_layouts.assign(step.inputs.size(), Layout::kLinear);
   step.extra_input_layouts.assign(step.extra_inputs.size(), Layout::kLinear);
@@ -75,7 +71,7 @@ class Lowering {
     const Node& node = net_.node(anchor);
     PlannedStep step;
     step.anchor = anchor;
-    const bool chain = is_pointwise(node.kind);
+    const bool chain = is_pointwise(node.kind);  // the step is a pointwise program (step.h)
     if (chain) {
       step.fused.push_back(anchor);
       for (Tensor t : node.inputs) add_unique(step.inputs, t);
@@ -83,7 +79,7 @@ class Lowering {
       step.inputs = node.inputs;
     }
     step.outputs = node.outputs;
-    if (chain || takes_epilogue(node)) {
+    if (tactic_families().traits(node).epilogue) {
       Tensor current = node.outputs[0];
       while (auto next = chain_successor(current, taken)) {
         PlannedStep grown = step;

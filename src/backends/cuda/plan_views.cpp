@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+
+#include "backends/cuda/cuda_tactic.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -69,16 +72,18 @@ class ViewFinder {
     return transpose && desc_[step.inputs[0].id].shape.rank() == 4 && transpose->perm == std::vector<int64_t>{0, 2, 1, 3};
   }
 
-  // Every reader of `t` is an attention step taking it as q, k or v, and accepts it in bshd.
+  // Every reader of `t` takes it only where its families read bshd (FamilyTraits::bshd_inputs),
+  // and accepts it so.
   bool read_as_bshd(std::vector<PlannedStep>& steps, const std::vector<size_t>& readers, Tensor t) const {
     if (readers.empty()) return false;
     std::vector<PlannedStep> changed;
     for (size_t r : readers) {
       PlannedStep step = steps[r];
-      if (net_.node(step.anchor).kind != OpKind::kAttention || !step.extra_inputs.empty()) return false;
+      if (!step.extra_inputs.empty()) return false;
+      const std::vector<size_t> bshd = tactic_families().traits(net_.node(step.anchor)).bshd_inputs;
       for (size_t i = 0; i < step.inputs.size(); ++i) {
         if (step.inputs[i] != t) continue;
-        if (i >= 3 || step.input_layouts[i] != Layout::kLinear) return false;
+        if (std::find(bshd.begin(), bshd.end(), i) == bshd.end() || step.input_layouts[i] != Layout::kLinear) return false;
         step.input_layouts[i] = Layout::kBshd;
       }
       if (!some_family_accepts(net_, step, desc_, device_)) return false;
@@ -88,14 +93,14 @@ class ViewFinder {
     return true;
   }
 
-  // `t` is the only output of an attention step, read by transpose step `s` alone, and that step
-  // accepts writing it in bshd.
+  // `t` is the only output of a step whose families write bshd (FamilyTraits::bshd_output), read
+  // by transpose step `s` alone, and that step accepts writing it so.
   bool written_as_bshd(std::vector<PlannedStep>& steps, const std::map<uint32_t, size_t>& writer,
                        std::map<uint32_t, std::vector<size_t>>& readers, Tensor t, size_t s) const {
     const auto w = writer.find(t.id);
     if (w == writer.end() || readers[t.id] != std::vector<size_t>{s}) return false;
     PlannedStep step = steps[w->second];
-    if (net_.node(step.anchor).kind != OpKind::kAttention || step.outputs.size() != 1 ||
+    if (!tactic_families().traits(net_.node(step.anchor)).bshd_output || step.outputs.size() != 1 ||
         step.output_layouts[0] != Layout::kLinear || network_outputs_.count(t.id))
       return false;
     step.output_layouts[0] = Layout::kBshd;

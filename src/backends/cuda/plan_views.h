@@ -4,10 +4,11 @@
 //   std::map<uint32_t, uint32_t> views = take_views(net, steps, opt_descs, device, plan.log);
 //
 //  - A reshape, linear in and out.
-//  - A transpose (0, 2, 1, 3) of a rank-4 tensor [B, S, H, D] read only by attention steps that
-//    accept it as q, k or v in the bshd layout (the same bytes seen as [B, H, S, D]).
-//  - A transpose (0, 2, 1, 3) that alone reads an attention step's output, when that step
-//    accepts writing it in bshd (so the transpose's linear output is those very bytes).
+//  - A transpose (0, 2, 1, 3) of a rank-4 tensor [B, S, H, D] read only by steps that accept it
+//    in the bshd layout where their families declare it (FamilyTraits::bshd_inputs: attention's
+//    q, k and v on cuDNN SDPA), the same bytes seen as [B, H, S, D].
+//  - A transpose (0, 2, 1, 3) that alone reads the output of a step that accepts writing it in
+//    bshd (FamilyTraits::bshd_output), so the transpose's linear output is those very bytes.
 // Neither the input nor the output of a view is a network output.
 #pragma once
 

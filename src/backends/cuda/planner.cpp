@@ -53,12 +53,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<Optimi
   // A tactic's workspace need is not monotonic in the shapes (cuBLASLt and cuDNN pick other
   // algorithms at other sizes): each step gets the most it needs at any profile's min, opt and
   // max; shapes in between that would need more get a configuration within it (RunContext).
-  std::vector<std::vector<TensorDesc>> corners;
-  for (const auto& profile : profiles)
-    for (const auto corner : {&ShapeRange::min, &ShapeRange::opt, &ShapeRange::max}) {
-      TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> descs, infer_tensor_descs(net, profile_shapes(profile, corner)));
-      corners.push_back(std::move(descs));
-    }
+  TO_ASSIGN_OR_RETURN(const std::vector<std::vector<TensorDesc>> corners, descs_at_corners(net, profiles));
   TacticTimer timer(options.timing_iterations, options.workspace_limit_bytes);
   TO_RETURN_IF_ERROR(timer.start(device));
   std::vector<uint64_t> step_workspace(plan.steps.size(), 0);
@@ -79,10 +74,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<Optimi
     step.tactic = chosen.tactic->name();
     step.choice = chosen.tactic->choice();
     step.time_ms = chosen.median_ms;
-    for (const std::vector<TensorDesc>& descs : corners) {
-      TO_ASSIGN_OR_RETURN(StepInstance at_corner, instantiate(net, step, descs));
-      step_workspace[s] = std::max<uint64_t>(step_workspace[s], chosen.tactic->workspace_size(at_corner));
-    }
+    TO_ASSIGN_OR_RETURN(step_workspace[s], largest_workspace(*chosen.tactic, net, step, corners));
     if (progress)
       progress(s, plan.steps.size(),
                fmt::format("step {}/{} {} ({}): {}{}", s + 1, plan.steps.size(), label, op_kind_name(inst.anchor.node.kind),

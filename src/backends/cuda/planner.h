@@ -47,8 +47,9 @@ using StepProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 
 // Plans `network` for the current GPU. Steps are formed and timed at the first profile's opt
 // shapes; the activation arena is sized for the largest shapes of every profile, each step's
-// workspace for the most its tactic needs at any profile's min, opt and max shapes (at shapes in
-// between, a tactic that would need more takes a configuration within it).
+// workspace for the most its tactic needs at any profile's min, opt and max shapes (memory_plan.h
+// descs_at_corners, largest_workspace; at shapes in between, a tactic that would need more takes
+// a configuration within it).
 Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<OptimizationProfile>& profiles,
                                 const PlanOptions& options, const StepProgressFn& progress);
 

@@ -1,4 +1,6 @@
 // The table of tactic families, built from op_families.h.
+#include <algorithm>
+
 #include "backends/cuda/attention/attention_families.h"
 #include "backends/cuda/cublaslt/cublaslt_families.h"
 #include "backends/cuda/cuda_tactic.h"
@@ -15,6 +17,25 @@ const std::vector<std::shared_ptr<const TacticFamily>>& FamilyTable::for_kind(Op
   static const std::vector<std::shared_ptr<const TacticFamily>> kNone;
   auto it = by_kind_.find(kind);
   return it == by_kind_.end() ? kNone : it->second;
+}
+
+void FamilyTraits::merge(const FamilyTraits& other) {
+  const auto add = [](std::vector<size_t>& to, const std::vector<size_t>& from) {
+    for (size_t i : from)
+      if (std::find(to.begin(), to.end(), i) == to.end()) to.push_back(i);
+  };
+  epilogue |= other.epilogue;
+  nhwc |= other.nhwc;
+  prefers_nhwc |= other.prefers_nhwc;
+  add(nhwc_constant_inputs, other.nhwc_constant_inputs);
+  add(bshd_inputs, other.bshd_inputs);
+  bshd_output |= other.bshd_output;
+}
+
+FamilyTraits FamilyTable::traits(const Node& node) const {
+  FamilyTraits merged;
+  for (const auto& family : for_kind(node.kind)) merged.merge(family->traits(node));
+  return merged;
 }
 
 const TacticFamily* FamilyTable::find(const std::string& name) const {

@@ -361,6 +361,13 @@ class SdpaTactic final : public CudaTactic {
 class CudnnSdpaFamily final : public TacticFamily {
  public:
   std::string name() const override { return kFamilyName; }
+  // q, k, v and the output with the strides of a [B, S, H, D] tensor (operand_strides).
+  FamilyTraits traits(const Node&) const override {
+    FamilyTraits t;
+    t.bshd_inputs = {0, 1, 2};
+    t.bshd_output = true;
+    return t;
+  }
 
   Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
     TO_ASSIGN_OR_RETURN(const SdpaShape s, sdpa_shape(step, device));

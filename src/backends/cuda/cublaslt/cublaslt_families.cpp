@@ -14,6 +14,7 @@
 #include "backends/cuda/cublaslt/matmul_plan.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/step_shapes.h"
 #include "core/errors.h"
 
 namespace tensoracle::backends::cuda {
@@ -21,27 +22,6 @@ namespace tensoracle::backends::cuda {
 namespace {
 
 constexpr const char* kFamilyName = "cublaslt.matmul";
-
-// The shapes a tactic was initialized for: both operands, the output and the epilogue inputs.
-std::vector<Dims> shapes_of(const StepInstance& step) {
-  std::vector<Dims> shapes;
-  for (const TensorDesc* in : step.anchor.inputs) shapes.push_back(in ? in->shape : Dims());
-  for (const TensorDesc& in : step.program.inputs) shapes.push_back(in.shape);
-  for (const TensorDesc& out : step.outputs) shapes.push_back(out.shape);
-  return shapes;
-}
-
-bool same_shapes(const std::vector<Dims>& shapes, const StepInstance& step) {
-  size_t i = 0;
-  const auto next = [&](const Dims& d) { return i < shapes.size() && shapes[i++] == d; };
-  for (const TensorDesc* in : step.anchor.inputs)
-    if (!next(in ? in->shape : Dims())) return false;
-  for (const TensorDesc& in : step.program.inputs)
-    if (!next(in.shape)) return false;
-  for (const TensorDesc& out : step.outputs)
-    if (!next(out.shape)) return false;
-  return i == shapes.size();
-}
 
 // A cuBLASLt handle of the current device for heuristic queries outside a run (can_implement has
 // no RunContext), created on first use and kept for the process; null where none can be created
@@ -75,8 +55,8 @@ class MatmulTactic final : public CudaTactic {
   // initialize, or a dynamic shape's maximum) the heuristic's bound, since the algorithm at that
   // rank is only known once planned.
   size_t workspace_size(const StepInstance& step) const override {
-    if (gemm_ && same_shapes(shapes_, step)) return gemm_->workspace_size();
-    if (initialized_ && same_shapes(shapes_, step)) return 0;
+    if (gemm_ && shapes_.matches(step)) return gemm_->workspace_size();
+    if (initialized_ && shapes_.matches(step)) return 0;
     return kLtWorkspaceLimit;
   }
 
@@ -87,13 +67,13 @@ class MatmulTactic final : public CudaTactic {
     if (plan_.kind == MatmulPlan::Kind::kGemm) {
       TO_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ctx.cublaslt, plan_.gemm, rank_, ctx.workspace_bytes));
     }
-    shapes_ = shapes_of(step);
+    shapes_ = StepShapes::of(step);
     initialized_ = true;
     return Status::ok();
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!initialized_ || !same_shapes(shapes_, step))
+    if (!initialized_ || !shapes_.matches(step))
       return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
                         step.anchor.node.name, name());
     switch (plan_.kind) {
@@ -130,12 +110,18 @@ class MatmulTactic final : public CudaTactic {
   bool initialized_ = false;
   MatmulPlan plan_;
   std::unique_ptr<LtGemm> gemm_;
-  std::vector<Dims> shapes_;
+  StepShapes shapes_;  // what initialize() planned
 };
 
 class MatmulFamily final : public TacticFamily {
  public:
   std::string name() const override { return kFamilyName; }
+  // Bias, residual and relu/gelu_tanh as cuBLASLt epilogues (matmul_plan.h).
+  FamilyTraits traits(const Node&) const override {
+    FamilyTraits t;
+    t.epilogue = true;
+    return t;
+  }
 
   Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
     TO_ASSIGN_OR_RETURN(const MatmulPlan plan, plan_matmul(step));

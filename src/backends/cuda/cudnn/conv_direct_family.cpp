@@ -73,6 +73,7 @@ class DirectConvFamily final : public TacticFamily {
  public:
   std::string name() const override { return kFamilyName; }
   bool is_reference() const override { return true; }
+  FamilyTraits traits(const Node& node) const override { return conv_traits(node); }
 
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_ASSIGN_OR_RETURN(const ConvProblem problem, conv_problem(step));

@@ -19,6 +19,20 @@
 
 namespace tensoracle::backends::cuda {
 
+// What both families take for `node` (FamilyTraits): the epilogue (conv_epilogue.h); for a
+// convolution also x, y and the weight channels-last (conv_problem.h). Deconvolutions are offered
+// linear tensors only: their weight must be linear, and channels-last deconvolution is not yet
+// measured to help.
+inline FamilyTraits conv_traits(const Node& node) {
+  FamilyTraits t;
+  t.epilogue = true;
+  if (node.kind == OpKind::kConvolution) {
+    t.nhwc = true;
+    t.nhwc_constant_inputs = {1};
+  }
+  return t;
+}
+
 std::shared_ptr<const TacticFamily> make_cudnn_conv_family(OpKind kind);  // kConvolution or kDeconvolution
 std::shared_ptr<const TacticFamily> make_direct_conv_family();  // both kinds
 

@@ -14,6 +14,7 @@
 #include "backends/cuda/cudnn/conv_pad_channels.h"
 #include "backends/cuda/cudnn/cudnn_conv_graph.h"
 #include "backends/cuda/cudnn_check.h"
+#include "backends/cuda/step_shapes.h"
 #include "core/errors.h"
 
 namespace tensoracle::backends::cuda {
@@ -35,44 +36,6 @@ bool cudnn_fuses(const ConvProblem& p, const ConvEpilogue& e) {
       return false;
   return true;
 }
-
-// Everything a prepared graph depends on, for matching a step without allocating.
-struct StepShapes {
-  std::vector<Dims> shapes;
-  std::vector<Layout> layouts;
-
-  static StepShapes of(const StepInstance& step) {
-    StepShapes s;
-    for (const TensorDesc* in : step.anchor.inputs) s.shapes.push_back(in ? in->shape : Dims());
-    for (const TensorDesc& in : step.program.inputs) s.shapes.push_back(in.shape);
-    for (const TensorDesc& out : step.outputs) s.shapes.push_back(out.shape);
-    s.layouts = step.input_layouts;
-    s.layouts.insert(s.layouts.end(), step.output_layouts.begin(), step.output_layouts.end());
-    s.layouts.insert(s.layouts.end(), step.extra_input_layouts.begin(), step.extra_input_layouts.end());
-    return s;
-  }
-  bool matches(const StepInstance& step) const {
-    size_t i = 0;
-    const auto next = [&](const Dims& d) { return i < shapes.size() && shapes[i++] == d; };
-    for (const TensorDesc* in : step.anchor.inputs)
-      if (!next(in ? in->shape : Dims())) return false;
-    for (const TensorDesc& in : step.program.inputs)
-      if (!next(in.shape)) return false;
-    for (const TensorDesc& out : step.outputs)
-      if (!next(out.shape)) return false;
-    const size_t ni = step.input_layouts.size(), no = step.output_layouts.size();
-    if (i != shapes.size() || layouts.size() != ni + no + step.extra_input_layouts.size()) return false;
-    return std::equal(step.input_layouts.begin(), step.input_layouts.end(), layouts.begin()) &&
-           std::equal(step.output_layouts.begin(), step.output_layouts.end(), layouts.begin() + ni) &&
-           std::equal(step.extra_input_layouts.begin(), step.extra_input_layouts.end(), layouts.begin() + ni + no);
-  }
-  std::string key() const {
-    std::string k;
-    for (const Dims& d : shapes) k += d.to_string() + ";";
-    for (Layout l : layouts) k += layout_name(l), k += ";";
-    return k;
-  }
-};
 
 // cuDNN wants aligned pointers: each part of a padded candidate's workspace starts on this.
 constexpr size_t kWorkspaceAlignment = 256;
@@ -289,6 +252,12 @@ class CudnnConvFamily final : public TacticFamily {
  public:
   explicit CudnnConvFamily(OpKind kind) : kind_(kind) {}
   std::string name() const override { return family_name(kind_); }
+  // Tensor-core engines read fp16/bf16 convolutions fastest channels-last.
+  FamilyTraits traits(const Node& node) const override {
+    FamilyTraits t = conv_traits(node);
+    t.prefers_nhwc = t.nhwc;
+    return t;
+  }
 
   Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
     if (step.anchor.node.kind != kind_)

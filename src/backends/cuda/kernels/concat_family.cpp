@@ -10,9 +10,9 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-class ConcatTactic final : public DataMovementTactic {
+class ConcatTactic final : public KernelTactic {
  public:
-  ConcatTactic() : DataMovementTactic("kernel.concat", "") {}
+  ConcatTactic() : KernelTactic("kernel.concat", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     const Dims& y = step.outputs[0].shape;
     TO_ASSIGN_OR_RETURN(const ConcatAttributes* attrs, graph::attributes_of<ConcatAttributes>(step.anchor.node));
@@ -38,7 +38,9 @@ class ConcatTactic final : public DataMovementTactic {
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_ && copies_.size() == buffers.inputs.size()));
+    TO_RETURN_IF_ERROR(require_initialized());
+    if (copies_.size() != buffers.inputs.size())
+      return invalid_argument("{}: {} input buffers, initialized for {}", name(), buffers.inputs.size(), copies_.size());
     for (size_t i = 0; i < copies_.size(); ++i)
       TO_RETURN_IF_ERROR(cuda_status(launch_strided_copy(buffers.inputs[i].data, buffers.outputs[0].data, element_size_,
                                                          copies_[i], CopyKernel::kStrided, ctx.stream),
@@ -49,12 +51,11 @@ class ConcatTactic final : public DataMovementTactic {
  private:
   std::vector<StridedCopy> copies_;
   size_t element_size_ = 0;
-  bool initialized_ = false;
 };
 
-class ConcatFamily final : public DataMovementFamily {
+class ConcatFamily final : public KernelFamily {
  public:
-  ConcatFamily() : DataMovementFamily("kernel.concat") {}
+  ConcatFamily() : KernelFamily("kernel.concat") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     const Dims& y = step.outputs[0].shape;

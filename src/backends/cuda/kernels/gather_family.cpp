@@ -9,9 +9,9 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-class GatherTactic final : public DataMovementTactic {
+class GatherTactic final : public KernelTactic {
  public:
-  GatherTactic() : DataMovementTactic("kernel.gather", "") {}
+  GatherTactic() : KernelTactic("kernel.gather", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     const Dims& data = step.anchor.inputs[0]->shape;
     TO_ASSIGN_OR_RETURN(const GatherAttributes* attrs, graph::attributes_of<GatherAttributes>(step.anchor.node));
@@ -22,14 +22,14 @@ class GatherTactic final : public DataMovementTactic {
       else if (static_cast<int64_t>(d) == axis) args_.axis_size = data[d];
       else args_.inner *= data[d];
     }
-    args_.indices = elements_of(step.anchor.inputs[1]->shape);
+    args_.indices = elements_in(step.anchor.inputs[1]->shape);
     index64_ = step.anchor.inputs[1]->dtype == DataType::kInt64;
     element_size_ = data_type_size(step.outputs[0].dtype);
     initialized_ = true;
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     return cuda_status(launch_gather(buffers.inputs[0].data, buffers.inputs[1].data, index64_, buffers.outputs[0].data,
                                      element_size_, args_, ctx.stream),
                        "gather kernel");
@@ -39,12 +39,11 @@ class GatherTactic final : public DataMovementTactic {
   GatherArgs args_;
   bool index64_ = false;
   size_t element_size_ = 0;
-  bool initialized_ = false;
 };
 
-class GatherFamily final : public DataMovementFamily {
+class GatherFamily final : public KernelFamily {
  public:
-  GatherFamily() : DataMovementFamily("kernel.gather") {}
+  GatherFamily() : KernelFamily("kernel.gather") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     const TensorDesc& data = *step.anchor.inputs[0];
@@ -54,7 +53,7 @@ class GatherFamily final : public DataMovementFamily {
     TO_ASSIGN_OR_RETURN(const GatherAttributes* attrs, graph::attributes_of<GatherAttributes>(step.anchor.node));
     TO_ASSIGN_OR_RETURN(const int64_t axis, graph::axis_of(step.anchor.node, attrs->axis, data.shape.rank()));
     // Every index of an empty axis is out of range: the reference's error, known before running.
-    if (data.shape[static_cast<size_t>(axis)] == 0 && elements_of(step.outputs[0].shape) > 0)
+    if (data.shape[static_cast<size_t>(axis)] == 0 && elements_in(step.outputs[0].shape) > 0)
       return invalid_argument("layer '{}' (gather): axis {} of {} is empty, so every index is out of range",
                               step.anchor.node.name, axis, data.to_string());
     return Status::ok();

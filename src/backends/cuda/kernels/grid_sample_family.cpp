@@ -8,9 +8,9 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-class GridSampleTactic final : public DataMovementTactic {
+class GridSampleTactic final : public KernelTactic {
  public:
-  GridSampleTactic() : DataMovementTactic("kernel.grid_sample", "") {}
+  GridSampleTactic() : KernelTactic("kernel.grid_sample", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     TO_ASSIGN_OR_RETURN(const GridSampleAttributes* attrs, graph::attributes_of<GridSampleAttributes>(step.anchor.node));
     const Dims& x = step.anchor.inputs[0]->shape;
@@ -30,7 +30,7 @@ class GridSampleTactic final : public DataMovementTactic {
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     return cuda_status(launch_grid_sample(type_, buffers.inputs[0].data, buffers.inputs[1].data, buffers.outputs[0].data,
                                           args_, ctx.stream),
                        "grid_sample kernel");
@@ -39,12 +39,11 @@ class GridSampleTactic final : public DataMovementTactic {
  private:
   GridSampleArgs args_;
   DataType type_ = DataType::kFloat32;
-  bool initialized_ = false;
 };
 
-class GridSampleFamily final : public DataMovementFamily {
+class GridSampleFamily final : public KernelFamily {
  public:
-  GridSampleFamily() : DataMovementFamily("kernel.grid_sample") {}
+  GridSampleFamily() : KernelFamily("kernel.grid_sample") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     const TensorDesc& x = *step.anchor.inputs[0];

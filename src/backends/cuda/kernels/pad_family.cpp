@@ -27,9 +27,9 @@ uint64_t encode_value(double value, DataType type) {
   return bits;
 }
 
-class PadTactic final : public DataMovementTactic {
+class PadTactic final : public KernelTactic {
  public:
-  PadTactic() : DataMovementTactic("kernel.pad", "") {}
+  PadTactic() : KernelTactic("kernel.pad", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     TO_ASSIGN_OR_RETURN(const PadAttributes* attrs, graph::attributes_of<PadAttributes>(step.anchor.node));
     const Dims& x = step.anchor.inputs[0]->shape;
@@ -49,13 +49,13 @@ class PadTactic final : public DataMovementTactic {
     }
     args_.fill = static_cast<PadFill>(attrs->mode);
     args_.value_bits = encode_value(attrs->value, step.outputs[0].dtype);
-    args_.count = elements_of(y);
+    args_.count = elements_in(y);
     element_size_ = data_type_size(step.outputs[0].dtype);
     initialized_ = true;
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     return cuda_status(launch_pad(buffers.inputs[0].data, buffers.outputs[0].data, element_size_, args_, ctx.stream),
                        "pad kernel");
   }
@@ -63,12 +63,11 @@ class PadTactic final : public DataMovementTactic {
  private:
   PadArgs args_;
   size_t element_size_ = 0;
-  bool initialized_ = false;
 };
 
-class PadFamily final : public DataMovementFamily {
+class PadFamily final : public KernelFamily {
  public:
-  PadFamily() : DataMovementFamily("kernel.pad") {}
+  PadFamily() : KernelFamily("kernel.pad") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     TO_ASSIGN_OR_RETURN(const PadAttributes* attrs, graph::attributes_of<PadAttributes>(step.anchor.node));

@@ -47,6 +47,13 @@ class PointwiseTactic final : public KernelTactic {
 class PointwiseFamily final : public KernelFamily {
  public:
   PointwiseFamily() : KernelFamily(kFamily) {}
+  // One program runs the whole chain (PointwiseLaunch reads and writes any mix of layouts).
+  FamilyTraits traits(const Node&) const override {
+    FamilyTraits t;
+    t.epilogue = true;
+    t.nhwc = true;
+    return t;
+  }
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     if (step.program.empty()) return refuse(step, "the step carries no pointwise program");
     if (step.outputs.size() != 1) return refuse(step, "{} outputs (a program has one)", step.outputs.size());

@@ -37,7 +37,7 @@ Result<PoolingArgs> pooling_args(const StepInstance& step) {
   PoolingArgs a;
   a.is_max = attrs->kind == PoolingKind::kMax;
   a.count_include_pad = attrs->count_include_pad;
-  a.count = elements_of(y);
+  a.count = elements_in(y);
   for (size_t i = 0; i < n; ++i) {
     const size_t d = 3 - n + i, dim = x.rank() - n + i;
     a.in[d] = x[dim];
@@ -63,9 +63,9 @@ Result<PoolingArgs> pooling_args(const StepInstance& step) {
   return a;
 }
 
-class PoolingTactic final : public DataMovementTactic {
+class PoolingTactic final : public KernelTactic {
  public:
-  explicit PoolingTactic(const std::string& variant) : DataMovementTactic("kernel.pooling", variant) {}
+  explicit PoolingTactic(const std::string& variant) : KernelTactic("kernel.pooling", variant) {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     TO_ASSIGN_OR_RETURN(args_, pooling_args(step));
     type_ = step.outputs[0].dtype;
@@ -73,7 +73,7 @@ class PoolingTactic final : public DataMovementTactic {
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     const PoolingKernel kernel = variant() == "warp" ? PoolingKernel::kWarp : PoolingKernel::kThread;
     return cuda_status(launch_pooling(type_, buffers.inputs[0].data, buffers.outputs[0].data, args_, kernel, ctx.stream),
                        "pooling kernel");
@@ -82,12 +82,16 @@ class PoolingTactic final : public DataMovementTactic {
  private:
   PoolingArgs args_;
   DataType type_ = DataType::kFloat32;
-  bool initialized_ = false;
 };
 
-class PoolingFamily final : public DataMovementFamily {
+class PoolingFamily final : public KernelFamily {
  public:
-  PoolingFamily() : DataMovementFamily("kernel.pooling") {}
+  PoolingFamily() : KernelFamily("kernel.pooling") {}
+  FamilyTraits traits(const Node&) const override {
+    FamilyTraits t;
+    t.nhwc = true;
+    return t;
+  }
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step, /*allow_nhwc=*/true));
     TO_ASSIGN_OR_RETURN(const PoolingAttributes* attrs, graph::attributes_of<PoolingAttributes>(step.anchor.node));
@@ -106,7 +110,7 @@ class PoolingFamily final : public DataMovementFamily {
         return refuse(step, "stride and padding must each be empty or have {} entries", n);
     }
     for (size_t i = x.shape.rank() - n; i < x.shape.rank(); ++i)
-      if (x.shape[i] == 0 && elements_of(y) > 0) return refuse(step, "pools an empty dim of {}", x.to_string());
+      if (x.shape[i] == 0 && elements_in(y) > 0) return refuse(step, "pools an empty dim of {}", x.to_string());
     return Status::ok();
   }
 

@@ -48,9 +48,9 @@ struct DeviceFree {
   void operator()(void* p) const { cudaFree(p); }
 };
 
-class ResizeTactic final : public DataMovementTactic {
+class ResizeTactic final : public KernelTactic {
  public:
-  ResizeTactic() : DataMovementTactic("kernel.resize", "") {}
+  ResizeTactic() : KernelTactic("kernel.resize", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     initialized_ = false;
     TO_ASSIGN_OR_RETURN(const ResizeAttributes* attrs, graph::attributes_of<ResizeAttributes>(step.anchor.node));
@@ -77,7 +77,7 @@ class ResizeTactic final : public DataMovementTactic {
       append_taps(x[dim], y[dim], scale_used, mode, coords, taps);
     }
     const int64_t out_size = args_.out[0] * args_.out[1] * args_.out[2];
-    args_.planes = out_size ? elements_of(y) / out_size : 0;
+    args_.planes = out_size ? elements_in(y) / out_size : 0;
     void* table = nullptr;
     TO_CUDA_RETURN_IF_ERROR(cudaMalloc(&table, taps.size() * sizeof(ResizeTap)));
     taps_.reset(table);
@@ -88,7 +88,7 @@ class ResizeTactic final : public DataMovementTactic {
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     return cuda_status(launch_resize(type_, buffers.inputs[0].data, buffers.outputs[0].data, args_, ctx.stream),
                        "resize kernel");
   }
@@ -97,12 +97,11 @@ class ResizeTactic final : public DataMovementTactic {
   std::unique_ptr<void, DeviceFree> taps_;
   ResizeArgs args_;
   DataType type_ = DataType::kFloat32;
-  bool initialized_ = false;
 };
 
-class ResizeFamily final : public DataMovementFamily {
+class ResizeFamily final : public KernelFamily {
  public:
-  ResizeFamily() : DataMovementFamily("kernel.resize") {}
+  ResizeFamily() : KernelFamily("kernel.resize") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     TO_ASSIGN_OR_RETURN(const ResizeAttributes* attrs, graph::attributes_of<ResizeAttributes>(step.anchor.node));

@@ -9,9 +9,9 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-class ReshapeTactic final : public DataMovementTactic {
+class ReshapeTactic final : public KernelTactic {
  public:
-  ReshapeTactic() : DataMovementTactic("kernel.reshape", "") {}
+  ReshapeTactic() : KernelTactic("kernel.reshape", "") {}
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
     const DeviceTensor& in = buffers.inputs[0];
     const DeviceTensor& out = buffers.outputs[0];
@@ -21,9 +21,9 @@ class ReshapeTactic final : public DataMovementTactic {
   }
 };
 
-class ReshapeFamily final : public DataMovementFamily {
+class ReshapeFamily final : public KernelFamily {
  public:
-  ReshapeFamily() : DataMovementFamily("kernel.reshape") {}
+  ReshapeFamily() : KernelFamily("kernel.reshape") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override { return check_plain_step(step); }
 
  protected:
@@ -50,9 +50,9 @@ Result<StridedCopy> transpose_copy(const StepInstance& step) {
   return copy;
 }
 
-class TransposeTactic final : public DataMovementTactic {
+class TransposeTactic final : public KernelTactic {
  public:
-  explicit TransposeTactic(const std::string& variant) : DataMovementTactic("kernel.transpose", variant) {}
+  explicit TransposeTactic(const std::string& variant) : KernelTactic("kernel.transpose", variant) {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     TO_ASSIGN_OR_RETURN(copy_, transpose_copy(step));
     element_size_ = data_type_size(step.outputs[0].dtype);
@@ -60,7 +60,7 @@ class TransposeTactic final : public DataMovementTactic {
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     const CopyKernel kernel = variant() == "tiled" ? CopyKernel::kTiled : CopyKernel::kStrided;
     return cuda_status(launch_strided_copy(buffers.inputs[0].data, buffers.outputs[0].data, element_size_, copy_, kernel,
                                            ctx.stream),
@@ -70,12 +70,11 @@ class TransposeTactic final : public DataMovementTactic {
  private:
   StridedCopy copy_;
   size_t element_size_ = 0;
-  bool initialized_ = false;
 };
 
-class TransposeFamily final : public DataMovementFamily {
+class TransposeFamily final : public KernelFamily {
  public:
-  TransposeFamily() : DataMovementFamily("kernel.transpose") {}
+  TransposeFamily() : KernelFamily("kernel.transpose") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     if (auto copy = transpose_copy(step); !copy.is_ok()) return refuse(step, "{}", copy.status().message());

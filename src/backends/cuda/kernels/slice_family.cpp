@@ -21,9 +21,9 @@ Result<SliceWalk> slice_walk(const StepInstance& step) {
   return walk;
 }
 
-class SliceTactic final : public DataMovementTactic {
+class SliceTactic final : public KernelTactic {
  public:
-  SliceTactic() : DataMovementTactic("kernel.slice", "") {}
+  SliceTactic() : KernelTactic("kernel.slice", "") {}
   Status initialize(const StepInstance& step, const RunContext&) override {
     const Dims& x = step.anchor.inputs[0]->shape;
     const Dims& y = step.outputs[0].shape;
@@ -45,7 +45,7 @@ class SliceTactic final : public DataMovementTactic {
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     return cuda_status(launch_strided_copy(buffers.inputs[0].data, buffers.outputs[0].data, element_size_, copy_,
                                            CopyKernel::kStrided, ctx.stream),
                        "slice kernel");
@@ -54,12 +54,11 @@ class SliceTactic final : public DataMovementTactic {
  private:
   StridedCopy copy_;
   size_t element_size_ = 0;
-  bool initialized_ = false;
 };
 
-class SliceFamily final : public DataMovementFamily {
+class SliceFamily final : public KernelFamily {
  public:
-  SliceFamily() : DataMovementFamily("kernel.slice") {}
+  SliceFamily() : KernelFamily("kernel.slice") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     const Dims& x = step.anchor.inputs[0]->shape;

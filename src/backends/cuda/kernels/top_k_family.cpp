@@ -24,9 +24,9 @@ Result<TopKArgs> top_k_args(const StepInstance& step) {
   return a;
 }
 
-class TopKTactic final : public DataMovementTactic {
+class TopKTactic final : public KernelTactic {
  public:
-  TopKTactic() : DataMovementTactic("kernel.top_k", "") {}
+  TopKTactic() : KernelTactic("kernel.top_k", "") {}
   size_t workspace_size(const StepInstance& step) const override {
     const auto args = top_k_args(step);  // an error: can_implement has refused the step
     return args.is_ok() ? plan_top_k(step.anchor.inputs[0]->dtype, *args).workspace_bytes : 0;
@@ -40,7 +40,7 @@ class TopKTactic final : public DataMovementTactic {
     return Status::ok();
   }
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    TO_RETURN_IF_ERROR(require_initialized(initialized_));
+    TO_RETURN_IF_ERROR(require_initialized());
     if (buffers.workspace_bytes < plan_.workspace_bytes)
       return invalid_argument("{}: workspace of {} bytes, needs {}", name(), buffers.workspace_bytes, plan_.workspace_bytes);
     return cuda_status(launch_top_k(type_, buffers.inputs[0].data, buffers.outputs[0].data,
@@ -53,12 +53,11 @@ class TopKTactic final : public DataMovementTactic {
   DataType type_ = DataType::kFloat32;
   TopKArgs args_;
   TopKPlan plan_;
-  bool initialized_ = false;
 };
 
-class TopKFamily final : public DataMovementFamily {
+class TopKFamily final : public KernelFamily {
  public:
-  TopKFamily() : DataMovementFamily("kernel.top_k") {}
+  TopKFamily() : KernelFamily("kernel.top_k") {}
   Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
     TO_RETURN_IF_ERROR(check_plain_step(step));
     const TensorDesc& x = *step.anchor.inputs[0];

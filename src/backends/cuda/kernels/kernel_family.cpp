@@ -1,5 +1,5 @@
-// The computing-kernel group: the shared family and tactic behaviour, and registration.
-#include "backends/cuda/kernels/pointwise_families.h"
+// The own-kernel families' shared behaviour (kernel_family.h).
+#include "backends/cuda/kernels/kernel_family.h"
 
 #include <algorithm>
 
@@ -47,6 +47,13 @@ bool is_kernel_float(DataType type) {
 int64_t elements_in(const Dims& shape) {
   auto count = shape.element_count();
   return count.is_ok() ? *count : 0;
+}
+
+Status KernelFamily::check_plain_step(const StepInstance& step, bool allow_nhwc) const {
+  if (step.has_epilogue()) return refuse(step, "fuses no epilogue ({})", step.program.to_string());
+  for (size_t i = 0; i < step.anchor.inputs.size(); ++i)
+    if (!step.anchor.inputs[i]) return refuse(step, "input {} is omitted", i);
+  return check_layer(step, allow_nhwc, /*any_type=*/true);
 }
 
 Status KernelFamily::check_layer(const StepInstance& step, bool allow_nhwc, bool any_type) const {
