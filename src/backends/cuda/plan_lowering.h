@@ -3,11 +3,11 @@
 //   std::vector<PlannedStep> steps = lower_to_steps(net, opt_descs, device);
 //
 // Layers are walked in definition order. A layer whose families take an epilogue
-// (FamilyTraits::epilogue: matrix multiplies, (de)convolutions) absorbs the chain of pointwise layers
-// that alone consume its output while some family accepts the growing step; a pointwise layer
-// starts a chain that absorbs its single pointwise consumers the same way; every other layer is
-// one step. A step runs where its last layer was. Every tensor is linear here (plan_layouts.h
-// chooses other layouts afterwards).
+// (FamilyTraits::epilogue: matrix multiplies, (de)convolutions) absorbs the chain of pointwise
+// layers that alone consume its output while some family accepts the growing step; a pointwise
+// layer (the pointwise family declares the epilogue too) starts a chain that absorbs its single
+// pointwise consumers the same way; every other layer is one step. A step runs where its last
+// layer was. Every tensor is linear here (plan_layouts.h chooses other layouts afterwards).
 #pragma once
 
 #include <vector>
