@@ -73,6 +73,7 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::get<T>(std::move(state_)); }
 
  private:
   std::variant<T, Status> state_;
@@ -95,6 +96,15 @@ class [[nodiscard]] Result {
 #define TO_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                              \
   if (!tmp.is_ok()) return tmp.status();          \
+  lhs = std::move(tmp).value()
+
+// As TO_ASSIGN_OR_RETURN, the returned Status prefixed with `context` (a string, evaluated only on
+// failure): `TO_ASSIGN_OR_RETURN_CONTEXT(Dims d, parse_dims(s), fmt::format("input '{}'", s));`
+#define TO_ASSIGN_OR_RETURN_CONTEXT(lhs, expr, context) \
+  TO_ASSIGN_OR_RETURN_CONTEXT_IMPL_(TO_CONCAT_(to_result_, __LINE__), lhs, expr, context)
+#define TO_ASSIGN_OR_RETURN_CONTEXT_IMPL_(tmp, lhs, expr, context) \
+  auto tmp = (expr);                                              \
+  if (!tmp.is_ok()) return tmp.status().with_context(context);    \
   lhs = std::move(tmp).value()
 
 // Internal invariant: returns kInternal naming file:line and the condition. Never aborts.

@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/quoted.h"
 #include "graph/liveness.h"
+#include "graph/network_json.h"
 #include "graph/op_def.h"
 
 namespace tensoracle::backends {
@@ -67,11 +68,33 @@ Result<Network> restore_network(const JsonField& plan, const BlobLookup& blobs) 
                           bytes->view.byte_size(), data_type_name(*dtype), shape.to_string(), *expected);
     bytes->view.dtype = *dtype;
     bytes->view.shape = shape;
-    return std::move(bytes).value();
+    return *std::move(bytes);
   };
-  auto restored = network_from_json(network.json().dump(), resolve);
-  if (!restored.is_ok()) return restored.status().with_context(network.where());
-  return restored;
+  // Errors name the plan's field ("engine 'e', plan: /network/layers/3: ...").
+  return graph::network_from_json_field(network, resolve);
+}
+
+Result<std::map<std::string, Dims>> given_input_shapes(const Network& network, const NamedArrayViews& inputs,
+                                                       std::string_view backend) {
+  for (const auto& [name, view] : inputs) {
+    auto t = network.find_tensor(name);
+    if (!t.is_ok() || network.tensor(*t).producer >= 0)
+      return invalid_argument("{}: '{}' is not an input of the network", backend, name);
+  }
+  std::map<std::string, Dims> shapes;
+  for (Tensor t : network.inputs()) {
+    const TensorInfo& info = network.tensor(t);
+    auto it = inputs.find(info.name);
+    if (it == inputs.end()) return invalid_argument("{}: input '{}' ({}) was not given", backend, info.name, info.desc.to_string());
+    const ArrayView& view = it->second;
+    bool fits = view.dtype == info.desc.dtype && view.shape.rank() == info.desc.shape.rank() && view.shape.is_static();
+    for (size_t d = 0; fits && d < view.shape.rank(); ++d) fits = info.desc.shape[d] < 0 || info.desc.shape[d] == view.shape[d];
+    if (!fits)
+      return invalid_argument("{}: input '{}' is {}{} but the network declares {}", backend, info.name,
+                              data_type_name(view.dtype), view.shape.to_string(), info.desc.to_string());
+    shapes[info.name] = view.shape;
+  }
+  return shapes;
 }
 
 Result<std::vector<TensorDesc>> infer_tensor_descs(const Network& network, const std::map<std::string, Dims>& input_shapes) {

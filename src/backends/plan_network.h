@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/backend.h"
@@ -36,6 +37,12 @@ BlobLookup engine_blobs(const EngineFile& file);
 // blobs, whose size must be the constant's dtype x shape and whose SHA-256 the one recorded. The
 // engine layer calls it once per engine (engine/engine_validation.h, CheckedPlan::network).
 Result<Network> restore_network(const JsonField& plan, const BlobLookup& blobs);
+
+// The input shapes of one direct run (Backend::execute): every array names an input of the
+// network, every input is given, with the declared dtype and rank and a static shape that agrees
+// with the declared dims. `backend` names the caller in errors ("cpu backend: input 'x' ...").
+Result<std::map<std::string, Dims>> given_input_shapes(const Network& network, const NamedArrayViews& inputs,
+                                                       std::string_view backend);
 
 // Concrete descriptions of every tensor for concrete input shapes (inference over live layers;
 // tensors of dead layers keep an empty description).

@@ -51,7 +51,7 @@ class LoadSession {
     } else {
       bench::LoadThresholds thresholds;
       thresholds.max_utilization_before_percent = settings.max_utilization_before_percent;
-      recorder_ = bench::LoadRecorder::start(std::move(monitor).value(), thresholds);
+      recorder_ = bench::LoadRecorder::start(*std::move(monitor), thresholds);
     }
   }
   LoadCheck finish() {
@@ -109,7 +109,7 @@ Result<BenchReport> bench_engine(const Engine& engine, const NamedArrayViews& in
   report.valid = report.load.invalid_reasons.empty();
   if (settings.profile_layers) {
     auto layers = timed->profile_layers(settings.profile_iterations);
-    if (layers.is_ok()) report.layers = std::move(layers).value();
+    if (layers.is_ok()) report.layers = *std::move(layers);
     else report.profile_note = layers.status().message();
   } else {
     report.profile_note = "not asked for";

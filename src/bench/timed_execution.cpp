@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/errors.h"
+#include "core/lookup.h"
 
 namespace tensoracle::bench {
 
@@ -76,7 +77,9 @@ Result<std::unique_ptr<TimedExecution>> make_timed_execution(const Engine& engin
   if (engine.file().environment().gpu.has_value()) return make_cuda_timed_execution(std::move(execution), engine, inputs);
   NamedArrays in, out;
   for (const std::string& name : engine.input_names()) {
-    TO_ASSIGN_OR_RETURN(in[name], HostArray::copy_of(inputs.at(name)));
+    const ArrayView* view = lookup(inputs, name);
+    TO_ASSERT(view != nullptr);  // execution_for_inputs found every input
+    TO_ASSIGN_OR_RETURN(in[name], HostArray::copy_of(*view));
   }
   for (const std::string& name : engine.output_names()) {
     TO_ASSIGN_OR_RETURN(Dims shape, execution.tensor_shape(name));

@@ -37,9 +37,8 @@ Result<std::pair<std::string, ShapeRange>> parse_input_spec(const std::string& t
     return invalid_argument("input '{}': write NAME:DIMS or NAME:MIN:OPT:MAX (dims like 1x3x32x32)", text);
   std::vector<Dims> shapes;
   for (size_t i = 1; i < parts.size(); ++i) {
-    auto dims = parse_dims(parts[i]);
-    if (!dims.is_ok()) return dims.status().with_context(fmt::format("input '{}'", text));
-    shapes.push_back(std::move(dims).value());
+    TO_ASSIGN_OR_RETURN_CONTEXT(Dims dims, parse_dims(parts[i]), fmt::format("input '{}'", text));
+    shapes.push_back(std::move(dims));
   }
   ShapeRange range = shapes.size() == 1 ? ShapeRange::fixed(shapes[0]) : ShapeRange{shapes[0], shapes[1], shapes[2]};
   return std::make_pair(parts[0], range);

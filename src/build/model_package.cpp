@@ -61,9 +61,8 @@ Result<ModelPackage> ModelPackage::load(const std::string& path) {
       info.default_weights = (weights.is_absolute() ? weights : library_dir / weights).lexically_normal().string();
     }
     if (g.default_inputs && *g.default_inputs) {
-      auto inputs = parse_input_specs(g.default_inputs);
-      if (!inputs.is_ok()) return inputs.status().with_context(fmt::format("model package '{}' graph '{}'", path, info.name));
-      info.default_inputs = std::move(inputs).value();
+      TO_ASSIGN_OR_RETURN_CONTEXT(info.default_inputs, parse_input_specs(g.default_inputs),
+                                  fmt::format("model package '{}' graph '{}'", path, info.name));
     }
     impl->graphs.push_back(std::move(info));
     impl->functions.push_back(g.define);

@@ -53,7 +53,7 @@ Result<EngineWriter> plan_engine(const EngineBuild& build, const PreparedBuild& 
     if (opened->environment().backend != (*backend)->name())
       return invalid_argument("{}: tactic record '{}' is a '{}' engine; replay needs a '{}' engine", what,
                               build.settings.tactic_record, opened->environment().backend, (*backend)->name());
-    record = std::move(opened).value();
+    record = *std::move(opened);
   }
   const backends::PlanRequest request{prepared.network, prepared.manifest.profiles, build.settings, progress_reporter(build),
                                       record ? &*record : nullptr};

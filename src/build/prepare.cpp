@@ -76,14 +76,11 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   if (build.settings.timing_iterations < 1)
     return invalid_argument("{}: timing iterations must be at least 1, got {}", what, build.settings.timing_iterations);
   // The backend first: a name this build lacks fails before the graph is defined.
-  auto environment = probe_environment(build.backend);
-  if (!environment.is_ok()) return environment.status().with_context(what);
+  TO_ASSIGN_OR_RETURN_CONTEXT(auto environment, probe_environment(build.backend), what);
   std::optional<Weights> weights = build.weights;
   if (!weights) {
     if (build.weights_path.empty()) return invalid_argument("{}: no weights (set weights or weights_path)", what);
-    auto opened = Weights::open(build.weights_path);
-    if (!opened.is_ok()) return opened.status().with_context(what);
-    weights = std::move(opened).value();
+    TO_ASSIGN_OR_RETURN_CONTEXT(weights, Weights::open(build.weights_path), what);
   }
 
   Network net;
@@ -126,10 +123,8 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
     std::map<std::string, Dims> shapes[3];
     static const char* const kPoint[3] = {"min", "opt", "max"};
     for (int k = 0; k < 3; ++k) {
-      auto inferred = backends::infer_output_shapes(network, at[k]);
-      if (!inferred.is_ok())
-        return inferred.status().with_context(fmt::format("{}: profile {} at its {} shapes", what, p, kPoint[k]));
-      shapes[k] = std::move(inferred).value();
+      TO_ASSIGN_OR_RETURN_CONTEXT(shapes[k], backends::infer_output_shapes(network, at[k]),
+                                  fmt::format("{}: profile {} at its {} shapes", what, p, kPoint[k]));
     }
     for (IoTensor& o : outputs) o.profiles.push_back(ShapeRange{shapes[0][o.name], shapes[1][o.name], shapes[2][o.name]});
   }
@@ -160,7 +155,7 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
     m.builder_settings["tactic_record_sha256"] = *record_hash;
   }
   m.plugins = build.plugins;
-  m.environment = std::move(environment).value();
+  m.environment = std::move(environment);
   return prepared;
 }
 

@@ -42,7 +42,7 @@ class Disassembler {
   Result<std::vector<std::string>> tf32_instructions(const std::string& cubin) {
     if (!path_) path_ = find_cuobjdump(explicit_path_);
     if (!path_->is_ok()) return path_->status();
-    return find_tf32_instructions(path_->value(), cubin);
+    return find_tf32_instructions(**path_, cubin);
   }
 
  private:

@@ -180,9 +180,9 @@ Result<ComparisonReport> compare_outputs(const NamedArrayViews& candidate, const
     const auto per_output = options.output_tolerance.find(name);
     const std::optional<Tolerance> tolerance =
         per_output != options.output_tolerance.end() ? std::optional<Tolerance>(per_output->second) : options.tolerance;
-    auto comparison = compare_pair(c->second, r, tolerance, metrics, options.threads);
-    if (!comparison.is_ok()) return comparison.status().with_context(fmt::format("output '{}'", name));
-    report.outputs.emplace(name, std::move(comparison).value());
+    TO_ASSIGN_OR_RETURN_CONTEXT(auto comparison, compare_pair(c->second, r, tolerance, metrics, options.threads),
+                                fmt::format("output '{}'", name));
+    report.outputs.emplace(name, std::move(comparison));
   }
   return report;
 }

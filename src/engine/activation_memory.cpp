@@ -39,14 +39,7 @@ ActivationLimit activation_limit(const Environment& environment) {
 Result<uint64_t> peak_activation_bytes(const Network& network, const std::map<std::string, Dims>& input_shapes) {
   TO_ASSIGN_OR_RETURN(const std::vector<TensorDesc> desc, backends::infer_tensor_descs(network, input_shapes));
   const std::vector<bool> live = graph::live_nodes(network);
-  constexpr size_t kNever = std::numeric_limits<size_t>::max();
-  std::vector<size_t> last_use(network.num_tensors(), 0);
-  for (Tensor t : network.outputs()) last_use[t.id] = kNever;
-  for (size_t i = 0; i < network.num_nodes(); ++i) {
-    if (!live[i]) continue;
-    for (Tensor t : network.node(i).inputs)
-      if (t.valid() && last_use[t.id] != kNever) last_use[t.id] = std::max(last_use[t.id], i);
-  }
+  std::vector<size_t> last_use = graph::last_readers(network, live);
   uint64_t current = 0;
   for (Tensor t : network.inputs()) current = saturating_add(current, tensor_bytes(desc[t.id]));
   uint64_t peak = current;
@@ -60,7 +53,7 @@ Result<uint64_t> peak_activation_bytes(const Network& network, const std::map<st
       const int64_t producer = network.tensor(t).producer;
       if (producer >= 0 && network.node(static_cast<size_t>(producer)).kind == OpKind::kConstant) continue;
       current -= std::min(current, tensor_bytes(desc[t.id]));
-      last_use[t.id] = kNever;  // an input read twice by this layer is freed once
+      last_use[t.id] = graph::kKeptToTheEnd;  // an input read twice by this layer is freed once
     }
   }
   return peak;

@@ -223,7 +223,7 @@ Result<ValidatedEngine> validate(const EngineFile& file) {
                                                                                         : StatusCode::kCorruptData;
     return Status(code, network.status().message());
   }
-  out.plan.network = std::make_shared<const Network>(std::move(network).value());
+  out.plan.network = std::make_shared<const Network>(*std::move(network));
   const Network& net = *out.plan.network;
   TO_RETURN_IF_ERROR(check_blobs_are_constants(file, plan, net).with_context(fmt::format("engine '{}'", file.label())));
 

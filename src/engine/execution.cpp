@@ -99,10 +99,9 @@ Status Execution::set_input_shapes(const std::map<std::string, Dims>& shapes) {
   for (const IoTensor& t : table.tensors)
     if (t.is_input && inputs.count(t.name) == 0) all_set = false;
   if (all_set) {
-    auto outputs = backend_->output_shapes(inputs);
-    if (!outputs.is_ok()) return outputs.status().with_context(shapes_text(shapes));
+    TO_ASSIGN_OR_RETURN_CONTEXT(auto outputs, backend_->output_shapes(inputs), shapes_text(shapes));
     TO_RETURN_IF_ERROR(check_activation_memory(*engine_, inputs).with_context(shapes_text(inputs)));
-    output_shapes_ = std::move(outputs).value();
+    output_shapes_ = std::move(outputs);
   }
   input_shapes_ = std::move(inputs);
   return Status::ok();

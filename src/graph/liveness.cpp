@@ -16,4 +16,14 @@ std::vector<bool> live_nodes(const Network& network) {
   return live;
 }
 
+std::vector<size_t> last_readers(const Network& network, const std::vector<bool>& live) {
+  std::vector<size_t> last(network.num_tensors(), kKeptToTheEnd);
+  for (size_t i = 0; i < network.num_nodes(); ++i)  // definition order: the last assignment wins
+    if (live[i])
+      for (Tensor t : network.node(i).inputs)
+        if (t.valid()) last[t.id] = i;
+  for (Tensor t : network.outputs()) last[t.id] = kKeptToTheEnd;
+  return last;
+}
+
 }  // namespace tensoracle::graph

@@ -159,7 +159,7 @@ std::vector<Tensor> Network::add_layer(OpKind kind, std::vector<Tensor> inputs, 
     return {};
   }
   std::visit([&](auto& a) { a.name = std::move(name); }, *typed);
-  return add_layer(std::move(inputs), std::move(typed).value());
+  return add_layer(std::move(inputs), *std::move(typed));
 }
 
 std::vector<Tensor> Network::add_layer(std::vector<Tensor> inputs, OpAttributes attributes) {

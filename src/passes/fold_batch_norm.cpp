@@ -31,8 +31,9 @@ std::optional<size_t> foldable_batch_norm(const Network& net, size_t conv, const
   return std::nullopt;
 }
 
-HostArray to_array(DataType type, const Dims& shape, const std::vector<double>& values) {
-  HostArray array = HostArray::zeros(type, shape).value();
+Result<HostArray> to_array(DataType type, const Dims& shape, const std::vector<double>& values) {
+  TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(type, shape));
+  TO_ASSERT(static_cast<size_t>(array.element_count()) == values.size());
   convert_elements(DataType::kFloat64, values.data(), type, array.data(), values.size());
   return array;
 }
@@ -68,8 +69,10 @@ Result<Network> fold_batch_norm(const Network& network) {
     Network& out = r.target();
     const DataType w_type = network.tensor(conv.inputs[1]).desc.dtype;
     const DataType y_type = network.tensor(bn.outputs[0]).desc.dtype;
-    Tensor wt = out.add_constant(to_array(w_type, w.shape, w.values), conv.name + ".folded_weight");
-    Tensor bt = out.add_constant(to_array(y_type, Dims({k}), b), conv.name + ".folded_bias");
+    TO_ASSIGN_OR_RETURN(HostArray folded_weight, to_array(w_type, w.shape, w.values));
+    TO_ASSIGN_OR_RETURN(HostArray folded_bias, to_array(y_type, Dims({k}), b));
+    Tensor wt = out.add_constant(std::move(folded_weight), conv.name + ".folded_weight");
+    Tensor bt = out.add_constant(std::move(folded_bias), conv.name + ".folded_bias");
     std::vector<Tensor> y = out.add_layer({r.mapped(conv.inputs[0]), wt, bt}, conv.op_attributes);
     TO_RETURN_IF_ERROR(out.status().with_context(fmt::format("folding batch norm '{}' into '{}'", bn.name, conv.name)));
     out.set_tensor_name(y[0], network.tensor(bn.outputs[0]).name);

@@ -46,7 +46,7 @@ Result<FixedArrays> read_fixed_arrays(const ArraySelection& selection, const std
                                         {"dtype", std::string(data_type_name(a.dtype()))},
                                         {"shape", a.shape().values()},
                                         {"sha256", sha256_hex(a.data(), a.byte_size())}};
-    out.arrays.emplace(tensor, std::move(file->at(array_name)));
+    out.arrays.emplace(tensor, std::move(it->second));
     file->erase(array_name);
   }
   if (side == "inputs")
@@ -79,7 +79,7 @@ Result<CandidateEngine> open_candidate_engine(RunContext& ctx, const std::string
                            opened.built ? fmt::format("built in {:.2f} s", opened.build_seconds) : std::string("reused from the cache")));
   const ByteView bytes = opened.engine.file().bytes();
   auto manifest_parsed = parse_strict_json(opened.engine.file().manifest_json(), "the key manifest of " + graph);
-  json manifest = manifest_parsed.is_ok() ? std::move(manifest_parsed).value() : json(manifest_parsed.status().message());
+  json manifest = manifest_parsed.is_ok() ? *std::move(manifest_parsed) : json(manifest_parsed.status().message());
   json provenance = {{"graph", graph},
                      {"engine_name", build.name},
                      {"key", opened.key},

@@ -113,7 +113,7 @@ Result<double> run_external_measure(const MeasureSpec& measure, const ArrayView&
                             WIFEXITED(run.status) ? fmt::format("exit status {}", WEXITSTATUS(run.status))
                                                   : fmt::format("killed by signal {}", WTERMSIG(run.status)));
   auto parsed = parse_strict_json(run.out, shown + " output", 2, StatusCode::kInvalidArgument);
-  const nlohmann::json value = parsed.is_ok() ? std::move(parsed).value() : nlohmann::json();
+  const nlohmann::json value = parsed.is_ok() ? *std::move(parsed) : nlohmann::json();
   if (value.is_number()) return value.get<double>();
   if (value.is_string()) {  // the report convention for values JSON has no numbers for
     const std::string s = value.get<std::string>();

@@ -10,6 +10,7 @@
 
 #include "backends/registry.h"
 #include "core/errors.h"
+#include "core/lookup.h"
 #include "workflow/gates.h"
 #include "workflow/measures.h"
 #include "workflow/report.h"
@@ -60,7 +61,7 @@ Result<Gated> gate_graph(RunContext& ctx, const std::string& graph, const std::s
   outcome.record["graph"] = graph;
   g.gates.push_back(std::move(outcome.record));
   g.engine = std::move(opened->engine);
-  g.outputs = std::move(outputs).value();
+  g.outputs = *std::move(outputs);
   return g;
 }
 
@@ -114,7 +115,9 @@ Status prepare(RunContext& ctx) {
   // One profile per engine, covering the fixed inputs' batch and the timing batch (opt): the
   // engine that is timed is the engine that was gated.
   for (const std::string& name : ctx.input_names) {
-    const Dims& shape = ctx.inputs.arrays.at(name).shape();
+    const HostArray* array = lookup(ctx.inputs.arrays, name);
+    TO_ASSERT(array != nullptr);  // read_fixed_arrays selects an array for every input
+    const Dims& shape = array->shape();
     Dims lo = shape, opt = shape, hi = shape;
     lo[0] = std::min(ctx.fixed_batch, ctx.timing_batch);
     opt[0] = ctx.timing_batch;

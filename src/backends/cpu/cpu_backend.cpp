@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/kernel.h"
 #include "backends/plan_network.h"
+#include "core/lookup.h"
 #include "graph/liveness.h"
 #include "tensoracle/float_formats.h"
 
@@ -108,37 +109,17 @@ Result<Buffer> CpuBackend::constant_buffer(const Node& node) {
 
 Result<NamedArrays> CpuBackend::execute(const Network& network, const NamedArrayViews& inputs) {
   TO_RETURN_IF_ERROR(network.status().with_context("cpu backend: the network has a definition error"));
-  for (const auto& [name, view] : inputs) {
-    auto t = network.find_tensor(name);
-    if (!t.is_ok() || network.tensor(*t).producer >= 0)
-      return invalid_argument("cpu backend: '{}' is not an input of the network", name);
-  }
-  std::map<std::string, Dims> shapes;
-  for (Tensor t : network.inputs()) {
-    const TensorInfo& info = network.tensor(t);
-    auto it = inputs.find(info.name);
-    if (it == inputs.end()) return invalid_argument("cpu backend: input '{}' ({}) was not given", info.name, info.desc.to_string());
-    const ArrayView& view = it->second;
-    bool fits = view.dtype == info.desc.dtype && view.shape.rank() == info.desc.shape.rank() && view.shape.is_static();
-    for (size_t d = 0; fits && d < view.shape.rank(); ++d) fits = info.desc.shape[d] < 0 || info.desc.shape[d] == view.shape[d];
-    if (!fits)
-      return invalid_argument("cpu backend: input '{}' is {}{} but the network declares {}", info.name,
-                              data_type_name(view.dtype), view.shape.to_string(), info.desc.to_string());
-    shapes[info.name] = view.shape;
-  }
-  // Concrete shapes of every live tensor for these inputs, and how many live readers each has.
+  TO_ASSIGN_OR_RETURN(const auto shapes, given_input_shapes(network, inputs, "cpu backend"));
+  // Concrete shapes of every live tensor for these inputs, and when each is read for the last time.
   TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(network, shapes));
   const std::vector<bool> live = graph::live_nodes(network);
-  std::vector<int> uses(network.num_tensors(), 0);
-  for (size_t i = 0; i < network.num_nodes(); ++i)
-    if (live[i])
-      for (Tensor t : network.node(i).inputs)
-        if (t.valid()) ++uses[t.id];
-  for (Tensor t : network.outputs()) ++uses[t.id];
+  const std::vector<size_t> last_reader = graph::last_readers(network, live);
 
   std::vector<Buffer> value(network.num_tensors());
   for (Tensor t : network.inputs()) {
-    const ArrayView& view = inputs.at(network.tensor(t).name);
+    const ArrayView* found = lookup(inputs, network.tensor(t).name);
+    TO_ASSERT(found != nullptr);  // given_input_shapes found every input
+    const ArrayView& view = *found;
     auto buffer = std::make_shared<std::vector<double>>(static_cast<size_t>(view.element_count()));
     convert_elements(view.dtype, view.data, DataType::kFloat64, buffer->data(), buffer->size());
     value[t.id] = std::move(buffer);
@@ -175,7 +156,7 @@ Result<NamedArrays> CpuBackend::execute(const Network& network, const NamedArray
       value[node.outputs[o].id] = std::move(outs[o]);
     }
     for (Tensor t : node.inputs)
-      if (t.valid() && --uses[t.id] == 0) value[t.id].reset();
+      if (t.valid() && last_reader[t.id] == i) value[t.id].reset();
   }
 
   NamedArrays result;

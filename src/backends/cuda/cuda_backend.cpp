@@ -10,7 +10,9 @@
 #include "backends/cuda/planner.h"
 #include "backends/cuda/probe.h"
 #include "backends/cuda/runtime.h"
+#include "backends/plan_network.h"
 #include "core/errors.h"
+#include "core/lookup.h"
 
 namespace tensoracle::backends {
 
@@ -71,18 +73,9 @@ Result<cuda::DeviceBuffer> upload(const ArrayView& view, const std::string& name
 
 Result<NamedArrays> CudaBackend::execute(const Network& network, const NamedArrayViews& inputs) {
   TO_RETURN_IF_ERROR(network.status().with_context("cuda backend: the network has a definition error"));
+  TO_ASSIGN_OR_RETURN(const auto shapes, given_input_shapes(network, inputs, "cuda backend"));
   std::map<std::string, ShapeRange> profile;
-  std::map<std::string, Dims> shapes;
-  for (Tensor t : network.inputs()) {
-    const TensorInfo& info = network.tensor(t);
-    auto it = inputs.find(info.name);
-    if (it == inputs.end()) return invalid_argument("cuda backend: input '{}' ({}) was not given", info.name, info.desc.to_string());
-    if (it->second.dtype != info.desc.dtype || it->second.shape.rank() != info.desc.shape.rank())
-      return invalid_argument("cuda backend: input '{}' is {}{} but the network declares {}", info.name,
-                              data_type_name(it->second.dtype), it->second.shape.to_string(), info.desc.to_string());
-    profile[info.name] = ShapeRange::fixed(it->second.shape);
-    shapes[info.name] = it->second.shape;
-  }
+  for (const auto& [name, shape] : shapes) profile[name] = ShapeRange::fixed(shape);
   cuda::PlanOptions options;
   options.optimization_level = 0;
   TO_ASSIGN_OR_RETURN(cuda::CudaPlan plan, cuda::make_cuda_plan(network, {profile}, options, nullptr));
@@ -93,13 +86,17 @@ Result<NamedArrays> CudaBackend::execute(const Network& network, const NamedArra
   std::map<std::string, cuda::DeviceBuffer> buffers;
   std::map<std::string, void*> bindings;
   for (const auto& [name, shape] : shapes) {
-    TO_ASSIGN_OR_RETURN(buffers[name], upload(inputs.at(name), name));
+    const ArrayView* view = lookup(inputs, name);
+    TO_ASSERT(view != nullptr);  // shapes holds the given inputs' names
+    TO_ASSIGN_OR_RETURN(buffers[name], upload(*view, name));
     bindings[name] = buffers[name].data();
   }
   NamedArrays result;
   for (Tensor t : network.outputs()) {
     const std::string& name = network.tensor(t).name;
-    TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(network.tensor(t).desc.dtype, output_shapes.at(name)));
+    const Dims* shape = lookup(output_shapes, name);
+    TO_ASSERT(shape != nullptr);  // prepare gives every output's shape
+    TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(network.tensor(t).desc.dtype, *shape));
     // Poison: a NaN-like byte pattern in every element, so an element no kernel writes shows.
     std::memset(array.data(), 0xFF, array.byte_size());
     TO_ASSIGN_OR_RETURN(buffers[name], upload(array.view(), name));

@@ -5,6 +5,7 @@
 #include "backends/cuda/plan_json.h"
 #include "backends/cuda/runtime.h"
 #include "core/errors.h"
+#include "core/lookup.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -34,17 +35,21 @@ class CudaExecution : public ExecutionBackend {
     std::map<std::string, void*> bindings;
     NamedArrays outputs;
     for (const IoTensor& t : io.tensors) {
+      // Execution::run has checked that every input is given and every output's shape known.
+      const ArrayView* input = t.is_input ? lookup(inputs, t.name) : nullptr;
+      const Dims* output_shape = t.is_input ? nullptr : lookup(output_shapes, t.name);
+      TO_ASSERT(input != nullptr || output_shape != nullptr);
       size_t bytes = 0;
-      if (t.is_input) {
-        bytes = inputs.at(t.name).byte_size();
+      if (input) {
+        bytes = input->byte_size();
       } else {
-        TO_ASSIGN_OR_RETURN(int64_t n, output_shapes.at(t.name).byte_size(t.dtype));
+        TO_ASSIGN_OR_RETURN(int64_t n, output_shape->byte_size(t.dtype));
         bytes = static_cast<size_t>(n);
       }
       TO_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(std::max<size_t>(bytes, 1), t.name.c_str()));
-      if (t.is_input && bytes) TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer.data(), inputs.at(t.name).data, bytes, cudaMemcpyHostToDevice));
-      if (!t.is_input) {
-        TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, output_shapes.at(t.name)));
+      if (input && bytes) TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer.data(), input->data, bytes, cudaMemcpyHostToDevice));
+      if (output_shape) {
+        TO_ASSIGN_OR_RETURN(outputs[t.name], HostArray::zeros(t.dtype, *output_shape));
       }
       bindings[t.name] = buffer.data();
       staging.push_back(std::move(buffer));
@@ -58,7 +63,7 @@ class CudaExecution : public ExecutionBackend {
     TO_RETURN_IF_ERROR(cuda_status(synced, "running the engine"));
     for (auto& [name, array] : outputs)
       if (array.byte_size())
-        TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(array.data(), bindings.at(name), array.byte_size(), cudaMemcpyDeviceToHost));
+        TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(array.data(), bindings[name], array.byte_size(), cudaMemcpyDeviceToHost));
     return outputs;
   }
 
@@ -87,9 +92,9 @@ class CudaRestoredPlan : public RestoredPlan {
 
 Result<std::shared_ptr<const RestoredPlan>> restore_cuda_engine(const EngineFile& file, const CheckedPlan& checked) {
   TO_ASSIGN_OR_RETURN(CudaPlan plan, deserialize_plan(checked, file));
-  auto loaded = LoadedPlan::load(std::move(plan));
-  if (!loaded.is_ok()) return loaded.status().with_context(fmt::format("engine '{}'", file.label()));
-  return std::shared_ptr<const RestoredPlan>(std::make_shared<CudaRestoredPlan>(std::move(loaded).value()));
+  TO_ASSIGN_OR_RETURN_CONTEXT(std::shared_ptr<const LoadedPlan> loaded, LoadedPlan::load(std::move(plan)),
+                              fmt::format("engine '{}'", file.label()));
+  return std::shared_ptr<const RestoredPlan>(std::make_shared<CudaRestoredPlan>(std::move(loaded)));
 }
 
 }  // namespace tensoracle::backends::cuda

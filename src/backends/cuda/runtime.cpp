@@ -10,6 +10,7 @@
 #include "backends/cuda/kernels/copy_strided.h"
 #include "backends/plan_network.h"
 #include "core/errors.h"
+#include "core/lookup.h"
 
 namespace tensoracle::backends::cuda {
 
@@ -194,18 +195,17 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
   instances_.reserve(plan.steps.size());  // tactics may keep references to their instance
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlannedStep& step = plan.steps[s];
-    auto inst = instantiate(net, step, desc_);
-    if (!inst.is_ok()) return inst.status().with_context(fmt::format("step {} ({})", s, net.node(step.anchor).name));
-    instances_.push_back(std::move(inst).value());
+    TO_ASSIGN_OR_RETURN_CONTEXT(StepInstance inst, instantiate(net, step, desc_),
+                                fmt::format("step {} ({})", s, net.node(step.anchor).name));
+    instances_.push_back(std::move(inst));
     const StepInstance& instance = instances_.back();
     if (!tactics_[s]) {
       const TacticFamily* family = tactic_families().find(step.family);
       if (family == nullptr)
         return unsupported("layer '{}': the plan uses tactic family '{}', which this build does not have",
                            net.node(step.anchor).name, step.family);
-      auto tactic = family->replay(instance, step.choice);
-      if (!tactic.is_ok()) return tactic.status().with_context(fmt::format("layer '{}'", net.node(step.anchor).name));
-      tactics_[s] = std::move(tactic).value();
+      TO_ASSIGN_OR_RETURN_CONTEXT(tactics_[s], family->replay(instance, step.choice),
+                                  fmt::format("layer '{}'", net.node(step.anchor).name));
     }
     // Each stream's steps share a workspace of their own; the tactic plans within it.
     const bool auxiliary = step.stream == kAuxiliaryStream;
@@ -252,8 +252,7 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
     if (!copy.constant) copy.input = net.tensor(t).name;  // an input marked as output shares its name
     auto bytes = desc_[t.id].shape.byte_size(desc_[t.id].dtype);
     copy.bytes = bytes.is_ok() ? static_cast<size_t>(*bytes) : 0;
-    if (!copy.constant && net.tensor(t).producer >= 0)
-      return make_error(StatusCode::kInternal, "output '{}' is written by no step", copy.output);
+    TO_ASSERT(copy.constant || net.tensor(t).producer < 0);  // the planner gives every computed output a step
     copies_.push_back(std::move(copy));
   }
   bound_.assign(patches_.size(), nullptr);
@@ -310,8 +309,12 @@ Status Runtime::run_steps(cudaStream_t stream) {
 Status Runtime::enqueue(const std::map<std::string, void*>& bindings, cudaStream_t stream) {
   TO_RETURN_IF_ERROR(bind(bindings));
   for (const OutputCopy& copy : copies_) {
-    const void* from = copy.constant ? copy.constant : bindings.at(copy.input);
-    TO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(bindings.at(copy.output), from, copy.bytes, cudaMemcpyDeviceToDevice, stream));
+    // bind has checked that both are bound.
+    void* const* to = lookup(bindings, copy.output);
+    void* const* input = copy.constant ? nullptr : lookup(bindings, copy.input);
+    TO_ASSERT(to != nullptr && (copy.constant || input != nullptr));
+    const void* from = copy.constant ? copy.constant : *input;
+    TO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(*to, from, copy.bytes, cudaMemcpyDeviceToDevice, stream));
   }
   last_used_graph_ = false;
   if (graph_ && graph_stream_ != stream) drop_graph();

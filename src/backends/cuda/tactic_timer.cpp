@@ -205,9 +205,9 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
   if (auto it = replay.find(step.anchor.node.name); it != replay.end()) {
     for (const TacticFamily* family : families) {
       if (family->name() != it->second.first) continue;
-      auto tactic = family->replay(step, it->second.second);
-      if (!tactic.is_ok()) return tactic.status().with_context(fmt::format("replaying the recorded tactic of '{}'", label));
-      return ChosenTactic{family->name(), std::move(tactic).value(), -1};
+      TO_ASSIGN_OR_RETURN_CONTEXT(std::unique_ptr<CudaTactic> tactic, family->replay(step, it->second.second),
+                                  fmt::format("replaying the recorded tactic of '{}'", label));
+      return ChosenTactic{family->name(), std::move(tactic), -1};
     }
     return make_error(StatusCode::kFailedPrecondition, "'{}': the recorded tactic family '{}' cannot implement it here", label, it->second.first);
   }

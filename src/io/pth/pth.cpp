@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/errors.h"
+#include "core/lookup.h"
 #include "io/mapped_file.h"
 #include "io/pth/archive.h"
 #include "io/pth/materialize.h"
@@ -211,8 +212,9 @@ Status read_checkpoint(const std::string& path, const std::shared_ptr<const Mapp
   TO_RETURN_IF_ERROR(read_storages(path, archive, collected->tensors, impl.records));
   MaterializeProgress progress(options.progress, output_size.copied);
   for (const NamedTensorRef& named : collected->tensors) {
-    auto view = materialize(named, impl.records.at(named.tensor->storage->key), archive.big_endian(),
-                            options.float_dtype, impl.owned);
+    const auto* record = lookup(impl.records, named.tensor->storage->key);
+    TO_ASSERT(record != nullptr);  // read_storages read every collected tensor's storage
+    auto view = materialize(named, *record, archive.big_endian(), options.float_dtype, impl.owned);
     if (!view.is_ok()) return view.status().with_context(fmt::format("'{}', tensor '{}'", path, named.name));
     if (needs_copy(*named.tensor, archive.big_endian(), options.float_dtype)) progress.add(view->byte_size());
     impl.tensors.emplace(named.name, *view);

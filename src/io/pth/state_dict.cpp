@@ -1,5 +1,6 @@
 #include "io/pth/state_dict.h"
 
+#include <charconv>
 #include <optional>
 #include <unordered_set>
 
@@ -149,8 +150,8 @@ Result<std::pair<const PickleObject*, std::string>> select(const PickleObject& r
     } else if (at->kind == ObjectKind::kList || at->kind == ObjectKind::kTuple) {
       const std::string& step = parts[i];
       size_t index = 0;
-      const bool numeric = !step.empty() && step.size() < 19 && step.find_first_not_of("0123456789") == std::string::npos;
-      if (numeric) index = std::stoull(step);
+      const auto [end, error] = std::from_chars(step.data(), step.data() + step.size(), index);
+      const bool numeric = !step.empty() && error == std::errc() && end == step.data() + step.size();
       if (!numeric || index >= at->items.size())
         return not_found("key '{}': {} is a {} of {} items; '{}' is not an index into it", key, where,
                          object_kind_name(at->kind), at->items.size(), step);

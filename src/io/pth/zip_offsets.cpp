@@ -24,7 +24,7 @@ class Bytes {
     for (int i = 0; i < width; ++i) value |= uint64_t{data_[offset + i]} << (8 * i);
     return value;
   }
-  const uint8_t* at(uint64_t offset) const { return data_ + offset; }
+  const uint8_t* pointer(uint64_t offset) const { return data_ + offset; }  // caller checked has()
   size_t size() const { return size_; }
 
  private:
@@ -75,7 +75,7 @@ Result<std::map<std::string, StoredEntry>> find_stored_entries(const uint8_t* fi
     uint64_t local = b.get(at + 42, 4);
     const uint64_t name_at = at + 46;
     if (!b.has(name_at, name_length + extra_length + comment_length)) return truncated("central directory entry");
-    const std::string name(reinterpret_cast<const char*>(b.at(name_at)), name_length);
+    const std::string name(reinterpret_cast<const char*>(b.pointer(name_at)), name_length);
     // Zip64: the 32-bit fields saturated at 0xFFFFFFFF are in the extra field, in this order.
     for (uint64_t extra = name_at + name_length; extra + 4 <= name_at + name_length + extra_length;) {
       const uint64_t id = b.get(extra, 2), length = b.get(extra + 2, 2);

@@ -5,72 +5,33 @@
 // excluded. The names are every backend the registry lists, compiled into this build or not.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "backends/registry.h"
+#include "host/source_scan.h"
 
 namespace tensoracle::backends {
 namespace {
 
+using source_scan::code_lines;
+using source_scan::Finding;
+using source_scan::read_text;
 namespace fs = std::filesystem;
 
-const fs::path kSource = TENSORACLE_SOURCE_DIR;
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+const fs::path& kSource = source_scan::source_root();
 
 // Every backend name in registry.cpp's table rows (`{"name", "description", &factory}`), whether
 // or not this build compiles it.
 std::set<std::string> registry_names() {
-  const std::string text = read(kSource / "src/backends/registry.cpp");
+  const std::string text = read_text(kSource / "src/backends/registry.cpp");
   const std::regex row(R"re(\{\s*"([A-Za-z0-9_.-]+)",\s*")re");
   std::set<std::string> names;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator(); ++it) names.insert((*it)[1]);
   return names;
 }
-
-// `text` with comments blanked (string and character literals kept), line breaks kept.
-std::string without_comments(const std::string& text, bool python) {
-  std::string out;
-  out.reserve(text.size());
-  char quote = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == quote || c == '\n') quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-      out += c;
-    } else if ((python && c == '#') || (!python && c == '/' && i + 1 < text.size() && text[i + 1] == '/')) {
-      while (i < text.size() && text[i] != '\n') ++i;
-      if (i < text.size()) out += '\n';
-    } else if (!python && c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
-      for (i += 2; i + 1 < text.size() && !(text[i] == '*' && text[i + 1] == '/'); ++i)
-        if (text[i] == '\n') out += '\n';
-      ++i;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-struct Finding {
-  std::string where;  // path:line
-  std::string line;
-};
 
 // The lines of `text` (comments removed) that compare with, or list, backend-name literals.
 std::vector<Finding> findings_in(const std::string& text, bool python, const std::set<std::string>& names,
@@ -81,9 +42,9 @@ std::vector<Finding> findings_in(const std::string& text, bool python, const std
   const std::regex comparison("([=!]=\\s*" + literal + ")|(" + literal + "\\s*[=!]=)|(compare\\(\\s*" + literal + ")");
   const std::regex listed(literal + "\\s*,\\s*" + literal);
   std::vector<Finding> found;
-  std::istringstream lines(without_comments(text, python));
-  std::string line;
-  for (size_t number = 1; std::getline(lines, line); ++number) {
+  const std::vector<std::string> lines = code_lines(text, python);
+  for (size_t number = 1; number <= lines.size(); ++number) {
+    const std::string& line = lines[number - 1];
     bool mentions = false;
     for (const std::string& n : names) mentions |= line.find(n) != std::string::npos;
     if (mentions && (std::regex_search(line, comparison) || std::regex_search(line, listed)))
@@ -123,17 +84,11 @@ TEST(BackendNamesLint, NoCodeOutsideSrcBackendsComparesABackendName) {
   const fs::path self = kSource / "tests/host/backends/backend_names_lint_test.cpp";
   std::vector<Finding> found;
   size_t files = 0;
-  for (const char* top : {"src", "include", "tools", "python", "examples", "bench", "tests"}) {
-    if (!fs::exists(kSource / top)) continue;
-    for (const fs::directory_entry& entry : fs::recursive_directory_iterator(kSource / top)) {
-      const fs::path& path = entry.path();
-      const std::string ext = path.extension().string();
-      const bool python = ext == ".py";
-      if (!entry.is_regular_file() || !(python || ext == ".h" || ext == ".cpp" || ext == ".cu" || ext == ".cuh")) continue;
-      if (path == self || std::mismatch(backends.begin(), backends.end(), path.begin()).first == backends.end()) continue;
-      ++files;
-      for (Finding& f : findings_in(read(path), python, names, fs::relative(path, kSource).string())) found.push_back(std::move(f));
-    }
+  for (const fs::path& path : source_scan::source_files({"src", "include", "tools", "python", "examples", "bench", "tests"}, true)) {
+    if (path == self || std::mismatch(backends.begin(), backends.end(), path.begin()).first == backends.end()) continue;
+    ++files;
+    for (Finding& f : findings_in(read_text(path), source_scan::is_python_source(path), names, fs::relative(path, kSource).string()))
+      found.push_back(std::move(f));
   }
   EXPECT_GT(files, 100u) << "the lint read too few files under " << kSource;
   for (const Finding& f : found)

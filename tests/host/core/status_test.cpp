@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace tensoracle {
 namespace {
 
@@ -13,6 +15,12 @@ Result<int> half_of(int x) {
 Result<int> quarter_of(int x) {
   TO_ASSIGN_OR_RETURN(int half, half_of(x));
   return half_of(half);
+}
+
+// The context is built only when the call failed: `contexts` counts how often.
+Result<int> eighth_of(int x, int& contexts) {
+  TO_ASSIGN_OR_RETURN_CONTEXT(int quarter, quarter_of(x), (++contexts, "eighth of " + std::to_string(x)));
+  return half_of(quarter);
 }
 
 Status check_positive(int x) {
@@ -34,6 +42,28 @@ TEST(Result, PropagatesTheFirstError) {
   const auto r = quarter_of(6);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().message(), "odd value 3");
+}
+
+TEST(Result, AssignOrReturnContextPrefixesOnlyAFailure) {
+  int contexts = 0;
+  EXPECT_EQ(*eighth_of(16, contexts), 2);
+  EXPECT_EQ(contexts, 0);
+  const auto r = eighth_of(12, contexts);  // 12 / 4 = 3 is odd: the last half_of fails, unprefixed
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().message(), "odd value 3");
+  EXPECT_EQ(contexts, 0);
+  const auto q = eighth_of(6, contexts);  // 6 / 2 = 3 is odd inside quarter_of
+  ASSERT_FALSE(q.is_ok());
+  EXPECT_EQ(q.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(q.status().message(), "eighth of 6: odd value 3");
+  EXPECT_EQ(contexts, 1);
+}
+
+TEST(Result, MovesItsValueOutOfAnRvalue) {
+  Result<std::unique_ptr<int>> made(std::make_unique<int>(7));
+  ASSERT_TRUE(made.is_ok());
+  const std::unique_ptr<int> taken = *std::move(made);  // compiles only as a move: no copy exists
+  EXPECT_EQ(*taken, 7);
 }
 
 TEST(Assert, ReportsFileAndLineInsteadOfAborting) {

@@ -177,8 +177,26 @@ TEST(NetworkJson, RejectsConstantsWithOtherBytesAndMalformedDocuments) {
   };
   auto back = network_from_json(to_json(net), resolver);
   EXPECT_EQ(back.status().code(), StatusCode::kCorruptData) << back.status().to_string();
-  EXPECT_FALSE(network_from_json("{\"inputs\": 3}", resolver).is_ok());
+  EXPECT_NE(back.status().message().find("network JSON: /layers/0: constant 'c'"), std::string::npos) << back.status().message();
   EXPECT_FALSE(network_from_json("not json", resolver).is_ok());
+  // A malformed document is an error naming the field (a caller's mistake), never an exception.
+  struct Malformed {
+    std::string text, message;
+    StatusCode code;
+  };
+  for (const Malformed& m : std::vector<Malformed>{
+           {"{\"inputs\": 3}", "network JSON: /inputs: expected an array, got 3", StatusCode::kInvalidArgument},
+           {"{\"inputs\": [{\"name\": \"x\", \"dtype\": \"fp32\"}]}", "network JSON: /inputs/0: missing field 'shape'",
+            StatusCode::kInvalidArgument},
+           {"{\"inputs\": [], \"layers\": [{\"name\": 7}]}", "network JSON: /layers/0/name: expected a string, got 7",
+            StatusCode::kInvalidArgument},
+           {"{\"inputs\": [], \"layers\": [], \"outputs\": [{\"name\": \"nowhere\"}]}",
+            "network JSON: /outputs/0: ", StatusCode::kNotFound}}) {
+    auto bad = network_from_json(m.text, resolver);
+    ASSERT_FALSE(bad.is_ok()) << m.text;
+    EXPECT_EQ(bad.status().code(), m.code) << bad.status().to_string();
+    EXPECT_EQ(bad.status().message().rfind(m.message, 0), 0u) << bad.status().message();
+  }
 }
 
 }  // namespace

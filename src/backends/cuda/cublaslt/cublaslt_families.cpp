@@ -79,21 +79,25 @@ class MatmulTactic final : public CudaTactic {
     switch (plan_.kind) {
       case MatmulPlan::Kind::kEmpty: return Status::ok();
       case MatmulPlan::Kind::kZeroFill: {
-        const DeviceTensor& out = buffers.outputs.at(0);
+        TO_ASSERT(!buffers.outputs.empty());
+        const DeviceTensor& out = buffers.outputs[0];
         TO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out.data, 0, out.byte_size(), ctx.stream));
         return Status::ok();
       }
       case MatmulPlan::Kind::kGemm: break;
     }
+    // The runtime binds the buffers of the step the plan was made for: the operands it indexes are there.
+    TO_ASSERT(buffers.inputs.size() >= 2 && !buffers.outputs.empty() &&
+              std::max(plan_.residual_input, plan_.bias_input) < static_cast<int>(buffers.extra_inputs.size()));
     const size_t element = data_type_size(plan_.gemm.input_type);
-    const char* a = static_cast<const char*>(buffers.inputs.at(0).data);
-    const char* b = static_cast<const char*>(buffers.inputs.at(1).data);
-    char* d = static_cast<char*>(buffers.outputs.at(0).data);
+    const char* a = static_cast<const char*>(buffers.inputs[0].data);
+    const char* b = static_cast<const char*>(buffers.inputs[1].data);
+    char* d = static_cast<char*>(buffers.outputs[0].data);
     const char* c = plan_.residual_input >= 0
-                        ? static_cast<const char*>(buffers.extra_inputs.at(static_cast<size_t>(plan_.residual_input)).data)
+                        ? static_cast<const char*>(buffers.extra_inputs[static_cast<size_t>(plan_.residual_input)].data)
                         : nullptr;
     LtGemmArgs args;
-    args.bias = plan_.bias_input >= 0 ? buffers.extra_inputs.at(static_cast<size_t>(plan_.bias_input)).data : nullptr;
+    args.bias = plan_.bias_input >= 0 ? buffers.extra_inputs[static_cast<size_t>(plan_.bias_input)].data : nullptr;
     args.beta = c ? 1.0f : 0.0f;
     for (const MatmulPlan::Call& call : plan_.calls) {
       args.a = a + call.a * static_cast<int64_t>(element);

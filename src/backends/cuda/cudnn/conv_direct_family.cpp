@@ -25,12 +25,12 @@ class DirectConvTactic final : public CudaTactic {
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!initialized_ || step.anchor.outputs.empty() || !step.anchor.inputs.at(0) ||
+    if (!initialized_ || step.anchor.outputs.empty() || step.anchor.inputs.empty() || !step.anchor.inputs[0] ||
         step.anchor.outputs[0].shape != y_shape_ || step.anchor.inputs[0]->shape != x_shape_)
       return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
                         step.anchor.node.name, name());
     const ConvProblem& p = problem_;
-    TO_RETURN_IF_ERROR(check_buffer_layouts(step, p, epilogue_, buffers));
+    TO_RETURN_IF_ERROR(check_buffer_layouts(step, p, epilogue_, buffers));  // x, w and y are there
     DirectConvLaunch a;
     a.element = conv_element(p.dtype);
     a.transposed = p.transposed;
@@ -48,14 +48,14 @@ class DirectConvTactic final : public CudaTactic {
       a.pre[d] = p.pre[i];
     }
     const auto x_strides = p.x_strides(), y_strides = p.y_strides(), w_strides = p.w_strides();
-    a.x.data = buffers.inputs.at(0).data;
-    a.w.data = buffers.inputs.at(1).data;
+    a.x.data = buffers.inputs[0].data;
+    a.w.data = buffers.inputs[1].data;
     for (int d = 0; d < 5; ++d) {
       a.x.stride[d] = x_strides[static_cast<size_t>(d)];
       a.w.stride[d] = w_strides[static_cast<size_t>(d)];
       a.y_stride[d] = y_strides[static_cast<size_t>(d)];
     }
-    a.y = buffers.outputs.at(0).data;
+    a.y = buffers.outputs[0].data;
     a.epilogue = epilogue_launch(p, epilogue_, buffers, true);
     TO_CUDA_RETURN_IF_ERROR(launch_direct_conv(a, ctx.stream));
     return Status::ok();

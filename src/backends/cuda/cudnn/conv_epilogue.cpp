@@ -94,15 +94,17 @@ Status check_buffer_layouts(const StepInstance& step, const ConvProblem& problem
     return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} is {}, the tactic was prepared for {}",
                       step.anchor.node.name, what, layout_name(got), layout_name(want));
   };
-  if (buffers.inputs.empty() || buffers.outputs.empty())
-    return make_error(StatusCode::kFailedPrecondition, "layer '{}': missing buffers", step.anchor.node.name);
+  bool complete = buffers.inputs.size() >= (problem.has_bias ? 3u : 2u) && !buffers.outputs.empty();
+  for (const ConvEpilogueOp& op : epilogue.ops)
+    if (op.extra >= 0 && static_cast<size_t>(op.extra) >= buffers.extra_inputs.size()) complete = false;
+  if (!complete) return make_error(StatusCode::kFailedPrecondition, "layer '{}': missing buffers", step.anchor.node.name);
   if (buffers.inputs[0].layout != problem.x_layout) return mismatch("the input", buffers.inputs[0].layout, problem.x_layout);
   if (buffers.outputs[0].layout != problem.y_layout) return mismatch("the output", buffers.outputs[0].layout, problem.y_layout);
-  if (buffers.inputs.size() > 1 && buffers.inputs[1].layout != problem.w_layout)
+  if (buffers.inputs[1].layout != problem.w_layout)
     return mismatch("the weight", buffers.inputs[1].layout, problem.w_layout);
   for (const ConvEpilogueOp& op : epilogue.ops) {
     if (op.extra < 0) continue;
-    const Layout got = buffers.extra_inputs.at(static_cast<size_t>(op.extra)).layout;
+    const Layout got = buffers.extra_inputs[static_cast<size_t>(op.extra)].layout;
     if (got != op.layout) return mismatch("a fused operand", got, op.layout);
   }
   return Status::ok();
@@ -120,7 +122,7 @@ EpilogueLaunch epilogue_launch(const ConvProblem& problem, const ConvEpilogue& e
     const ConvEpilogueOp& op = epilogue.ops[i];
     e.kind[i] = op.kind;
     if (op.extra < 0) continue;
-    e.operand[i].data = buffers.extra_inputs.at(static_cast<size_t>(op.extra)).data;
+    e.operand[i].data = buffers.extra_inputs[static_cast<size_t>(op.extra)].data;  // checked by check_buffer_layouts
     const auto strides = canonical_strides(op.operand, op.layout);
     for (int d = 0; d < 5; ++d) e.operand[i].stride[d] = strides[static_cast<size_t>(d)];
   }

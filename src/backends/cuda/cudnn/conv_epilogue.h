@@ -28,8 +28,9 @@ struct ConvEpilogue {
 
 Result<ConvEpilogue> conv_epilogue(const StepInstance& step, const ConvProblem& problem);
 
-// kFailedPrecondition when a buffer's layout is not the one `problem` and `epilogue` were
-// prepared for (x, y and the epilogue operands).
+// kFailedPrecondition when a buffer is missing (x, w, the bias when `problem` has one, y, every
+// epilogue operand) or its layout is not the one `problem` and `epilogue` were prepared for (x, w,
+// y and the epilogue operands). The conv tactics index the buffers unchecked after it.
 Status check_buffer_layouts(const StepInstance& step, const ConvProblem& problem, const ConvEpilogue& epilogue,
                             const StepBuffers& buffers);
 

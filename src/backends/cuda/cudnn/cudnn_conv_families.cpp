@@ -127,8 +127,8 @@ Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string
     if (graph.is_ok()) {
       auto plan = (*graph)->plan_for(engine, engine_workspace);
       if (plan.is_ok()) {
-        p.graph = std::move(graph).value();
-        p.plan = std::move(plan).value();
+        p.graph = *std::move(graph);
+        p.plan = *std::move(plan);
       } else {
         fused_failure = plan.status();
       }
@@ -142,7 +142,7 @@ Result<Prepared> prepare(const StepInstance& step, bool fused, const std::string
       return graph.status().with_context(fmt::format("layer '{}'{}", step.anchor.node.name,
                                                      fused_failure.is_ok() ? "" : " (fused: " + fused_failure.message() + ")"));
     TO_ASSIGN_OR_RETURN(p.plan, (*graph)->plan_for(fused ? std::string() : engine, engine_workspace));
-    p.graph = std::move(graph).value();
+    p.graph = *std::move(graph);
   }
   p.pack = p.graph->variant_pack();
   return p;
@@ -200,7 +200,7 @@ class CudnnConvTactic final : public CudaTactic {
                         step.anchor.node.name, name());
     Prepared& p = *active_;
     if (!p.graph) return Status::ok();
-    TO_RETURN_IF_ERROR(check_buffer_layouts(step, p.problem, p.epilogue, buffers));
+    TO_RETURN_IF_ERROR(check_buffer_layouts(step, p.problem, p.epilogue, buffers));  // every buffer is there
     CudnnConvOperands operands = CudnnConvOperands::of(buffers);
     if (p.pad_channels) TO_RETURN_IF_ERROR(pad_operands(step, p, buffers, ctx.stream, operands));
     TO_RETURN_IF_ERROR(p.graph->execute(p.plan, operands, buffers, p.pack, ctx.cudnn, ctx.stream));
@@ -208,7 +208,7 @@ class CudnnConvTactic final : public CudaTactic {
       const EpilogueLaunch e = epilogue_launch(p.problem, p.epilogue, buffers, true);
       const auto shape = p.problem.y_shape5();
       const auto strides = p.problem.y_strides();
-      TO_CUDA_RETURN_IF_ERROR(launch_conv_epilogue(conv_element(p.problem.dtype), shape.data(), buffers.outputs.at(0).data,
+      TO_CUDA_RETURN_IF_ERROR(launch_conv_epilogue(conv_element(p.problem.dtype), shape.data(), buffers.outputs[0].data,
                                                    strides.data(), e, ctx.stream));
     }
     return Status::ok();
@@ -227,9 +227,9 @@ class CudnnConvTactic final : public CudaTactic {
                         step.anchor.node.name, name(), p.workspace_size(), kWorkspaceAlignment, buffers.workspace_bytes,
                         static_cast<const void*>(workspace));
     PadChannelsLaunch launch = p.pad;
-    launch.x.data = buffers.inputs.at(0).data;
+    launch.x.data = buffers.inputs[0].data;
     launch.x.padded = workspace;
-    launch.w.data = buffers.inputs.at(1).data;
+    launch.w.data = buffers.inputs[1].data;
     launch.w.padded = workspace + p.padded.x_bytes;
     TO_CUDA_RETURN_IF_ERROR(launch_pad_channels(launch, stream));
     operands.x = launch.x.padded;

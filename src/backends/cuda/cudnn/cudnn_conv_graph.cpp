@@ -267,10 +267,12 @@ Status CudnnConvGraph::execute(const CudnnConvPlan& plan, const CudnnConvOperand
   // cuDNN's variant pack takes non-const pointers; the graph only reads x and w.
   pack[kXUid] = const_cast<void*>(operands.x);
   pack[kWUid] = const_cast<void*>(operands.w);
-  pack[kYUid] = buffers.outputs.at(0).data;
-  if (impl_->bias) pack[kBiasUid] = buffers.inputs.at(2).data;
+  // The caller has run check_buffer_layouts on `buffers` for the problem and epilogue this graph
+  // was built from: y, the bias and every epilogue operand are there.
+  pack[kYUid] = buffers.outputs[0].data;
+  if (impl_->bias) pack[kBiasUid] = buffers.inputs[2].data;
   for (size_t i = 0; i < impl_->operand_extra.size(); ++i)
-    pack[kOperandUid + static_cast<int64_t>(i)] = buffers.extra_inputs.at(static_cast<size_t>(impl_->operand_extra[i])).data;
+    pack[kOperandUid + static_cast<int64_t>(i)] = buffers.extra_inputs[static_cast<size_t>(impl_->operand_extra[i])].data;
   TO_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle, stream));
   try {
     return fe_status(impl_->graph->execute_plan_at_index(handle, pack, operands.workspace, plan.index), "execute");

@@ -44,8 +44,9 @@ struct CudnnConvOperands {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
 
+  // Precondition: check_buffer_layouts (conv_epilogue.h) passed on `buffers`.
   static CudnnConvOperands of(const StepBuffers& buffers) {
-    return {buffers.inputs.at(0).data, buffers.inputs.at(1).data, buffers.workspace, buffers.workspace_bytes};
+    return {buffers.inputs[0].data, buffers.inputs[1].data, buffers.workspace, buffers.workspace_bytes};
   }
 };
 

@@ -78,14 +78,14 @@ __global__ void __launch_bounds__(1024) norm_rows_streamed(const S* __restrict__
     if (!a.rms) {
       KahanSum sum;
       for (int64_t i = t; i < a.size; i += g) sum.add(to_float(in[i]) - shift);
-      mean = group.reduce(sum.value(), SumOp(), 0.0f, scratch) / n;
+      mean = group.reduce(sum.total(), SumOp(), 0.0f, scratch) / n;
     }
     KahanSum squares;
     for (int64_t i = t; i < a.size; i += g) {
       const float d = (to_float(in[i]) - shift) - mean;
       squares.add(d * d);
     }
-    const float var = group.reduce(squares.value(), SumOp(), 0.0f, scratch) / n;
+    const float var = group.reduce(squares.total(), SumOp(), 0.0f, scratch) / n;
     const float inv = 1.0f / sqrtf(var + a.epsilon);
     for (int64_t i = t; i < a.size; i += g)
       out[i] = from_float<S>(affine<S>(a, row, i, ((to_float(in[i]) - shift) - mean) * inv));

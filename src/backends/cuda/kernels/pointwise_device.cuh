@@ -228,7 +228,7 @@ __device__ __forceinline__ float block_reduce(float v, Op op, float identity, fl
 }
 
 // Compensated (Kahan) summation for the long sequential sums of one thread, so a line of many
-// thousands of fp32 terms loses no more than a few ulps; value() is the corrected sum.
+// thousands of fp32 terms loses no more than a few ulps; total() is the corrected sum.
 struct KahanSum {
   float sum = 0, carry = 0;
   __device__ __forceinline__ void add(float v) {
@@ -237,7 +237,7 @@ struct KahanSum {
     if (isfinite(t)) carry = (t - sum) - y;  // once infinite, the sum stays what plain addition gives
     sum = t;
   }
-  __device__ __forceinline__ float value() const { return isfinite(sum) ? sum - carry : sum; }
+  __device__ __forceinline__ float total() const { return isfinite(sum) ? sum - carry : sum; }
 };
 
 // The threads that share one row: a warp (kWarp; a block holds blockDim.x / 32 rows at a time)

@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(1024) softmax_rows_streamed(const S* __restric
     max = group.reduce(max, MaxOp(), -INFINITY, scratch);
     KahanSum sum;
     for (int64_t i = t; i < size; i += g) sum.add(expf(to_float(in[i]) - max));
-    const float total = group.reduce(sum.value(), SumOp(), 0.0f, scratch);
+    const float total = group.reduce(sum.total(), SumOp(), 0.0f, scratch);
     for (int64_t i = t; i < size; i += g) out[i] = from_float<S>(expf(to_float(in[i]) - max) / total);
   }
 }
@@ -81,7 +81,7 @@ __global__ void softmax_columns(const S* __restrict__ x, S* __restrict__ y, Soft
     for (int64_t i = 0; i < s.size; ++i) max = fmaxf(max, to_float(x[base + i * s.inner]));
     KahanSum sum;
     for (int64_t i = 0; i < s.size; ++i) sum.add(expf(to_float(x[base + i * s.inner]) - max));
-    const float total = sum.value();
+    const float total = sum.total();
     for (int64_t i = 0; i < s.size; ++i)
       y[base + i * s.inner] = from_float<S>(expf(to_float(x[base + i * s.inner]) - max) / total);
   }
