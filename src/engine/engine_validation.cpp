@@ -1,6 +1,7 @@
 // Every section of an engine checked against the others (engine_validation.h).
 #include "engine/engine_validation.h"
 
+#include <cstdlib>
 #include <set>
 
 #include "backends/plan_network.h"
@@ -20,9 +21,17 @@ constexpr size_t kMaxAttributeText = 4096;
 
 // ---- the plan's network JSON, bounded before the network is rebuilt from it ----
 
+// A recorded shape: each dim in [-1, kMaxDimension], the known ones at most kMaxTensorElements
+// together (no tensor may hold more), so inference multiplying dims stays inside int64.
 Status check_dims(const JsonField& field) {
   TO_ASSIGN_OR_RETURN(const size_t rank, field.array_size(Dims::kMaxRank));
-  for (size_t d = 0; d < rank; ++d) TO_RETURN_IF_ERROR(field.element(d).as_int(-1, kMaxDimension).status());
+  int64_t elements = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    TO_ASSIGN_OR_RETURN(const int64_t dim, field.element(d).as_int(-1, kMaxDimension));
+    if (dim > 0 && elements > kMaxTensorElements / dim)
+      return field.error("has more than the limit of {} elements", kMaxTensorElements);
+    if (dim > 0) elements *= dim;
+  }
   return Status::ok();
 }
 
@@ -34,7 +43,8 @@ Status check_tensor_json(const JsonField& tensor) {
   return check_dims(shape);
 }
 
-// Any attribute value: numbers within int32 range when integral, bounded text and lists.
+// Any attribute value: numbers within int32 range when integral, bounded text and lists, and the
+// non-zero integers of a list (a shape, sizes, padding) multiplying to at most 2^62 in magnitude.
 Status check_attribute(const JsonField& value) {
   const nlohmann::json& json = value.json();
   if (json.is_number_integer()) return value.as_int(-kMaxAttributeMagnitude, kMaxAttributeMagnitude).status();
@@ -43,7 +53,17 @@ Status check_attribute(const JsonField& value) {
                        kMaxAttributeText);
   if (json.is_array()) {
     TO_ASSIGN_OR_RETURN(const size_t count, value.array_size(kMaxAttributeElements));
-    for (size_t i = 0; i < count; ++i) TO_RETURN_IF_ERROR(check_attribute(value.element(i)));
+    constexpr int64_t kMaxProduct = int64_t{1} << 62;
+    int64_t product = 1;
+    for (size_t i = 0; i < count; ++i) {
+      const JsonField element = value.element(i);
+      TO_RETURN_IF_ERROR(check_attribute(element));
+      if (!element.json().is_number_integer()) continue;
+      const int64_t magnitude = std::abs(element.json().get<int64_t>());  // within int32: no overflow
+      if (magnitude > 1 && product > kMaxProduct / magnitude)
+        return value.error("holds integers whose product exceeds 2^62");
+      if (magnitude > 1) product *= magnitude;
+    }
   }
   if (json.is_object()) {
     if (json.size() > kMaxAttributeElements)
@@ -137,6 +157,12 @@ Status check_io_tensors(const IoTable& table, const Network& network, bool input
           if ((*shape)[d] > kMaxDimension)
             return corrupt_data("input {}, profile {}: dimension {} is {}, more than the limit {}", quote(info.name), p, d,
                                 (*shape)[d], kMaxDimension);
+          if (d + 1 == shape->rank()) {
+            auto elements = shape->element_count();
+            if (!elements.is_ok() || *elements > kMaxTensorElements)
+              return corrupt_data("input {}, profile {}: shape {} has more than the limit of {} elements",
+                                  quote(info.name), p, shape->to_string(), kMaxTensorElements);
+          }
           if (info.desc.shape[d] >= 0 && (*shape)[d] != info.desc.shape[d])
             return corrupt_data("input {}, profile {}: the I/O table allows {} where the plan's network fixes dimension {} "
                                 "to {}",

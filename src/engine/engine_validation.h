@@ -9,9 +9,10 @@
 //
 // What is checked, each error kCorruptData naming the engine, the section and the field:
 //   - the plan section parses with the strict JSON reader and names the engine's backend;
-//   - the network every plan carries: every name non-empty, every dimension in [-1, kMaxDimension],
-//     every integer attribute within +-kMaxAttributeMagnitude, no attribute list longer than
-//     kMaxAttributeElements; it is then rebuilt (shape and type inference, every constant's
+//   - the network every plan carries: every name non-empty, every dimension in [-1, kMaxDimension]
+//     and no recorded shape over kMaxTensorElements, every integer attribute within
+//     +-kMaxAttributeMagnitude, no attribute list longer than kMaxAttributeElements nor with
+//     integers multiplying past 2^62; it is then rebuilt (shape and type inference, every constant's
 //     bytes checked against its blob: dtype x shape = blob size, SHA-256);
 //   - the blob table: every blob is a constant of the network;
 //   - the I/O table against the network: the same inputs and outputs in the same order, with the

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/errors.h"
+#include "core/quoted.h"
 
 namespace tensoracle {
 namespace {
@@ -50,6 +51,7 @@ class HeaderHandler {
   }
 
   bool string(json::string_t& value) {
+    if (has_nul(value)) return fail("the string {} holds a NUL byte (\\u0000)", quote(value));
     if (where_ == Where::kMetadata) {
       if (!layout_.metadata.emplace(name_, std::move(value)).second)
         return fail("'__metadata__' has the key '{}' twice", name_);
@@ -121,6 +123,8 @@ class HeaderHandler {
   }
 
   bool key(json::string_t& key) {
+    // Tensor names become names in messages, maps and engines: a NUL would cut them short.
+    if (has_nul(key)) return fail("the name {} holds a NUL byte (\\u0000)", quote(key));
     if (where_ != Where::kTensor) {
       name_ = std::move(key);  // a tensor name, "__metadata__", or a metadata key
       return true;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/quoted.h"
 
 namespace tensoracle {
 namespace {
@@ -45,6 +46,7 @@ class IndexHandler {
   bool binary(json::binary_t&) { return scalar("binary", ""); }
 
   bool string(json::string_t& value) {
+    if (has_nul(value)) return fail("the string {} holds a NUL byte (\\u0000)", quote(value));
     if (depth_ == 2 && section_ == Section::kWeightMap) {
       if (std::string problem = check_shard_name(value, key_); !problem.empty()) return fail("{}", problem);
       index_.weight_map.emplace_back(std::move(key_), std::move(value));
@@ -59,6 +61,7 @@ class IndexHandler {
   bool end_array() { return close(); }
 
   bool key(json::string_t& key) {
+    if (has_nul(key)) return fail("the key {} holds a NUL byte (\\u0000)", quote(key));
     if (depth_ == 1 && !top_keys_.insert(key).second) return fail("the key '{}' appears twice", key);
     if (depth_ <= 2) key_ = std::move(key);
     return true;

@@ -11,6 +11,7 @@
 
 #include "command.h"
 #include "core/counted.h"
+#include "io/strict_json.h"
 #include "tensoracle/byte_size.h"
 #include "tensoracle/cache.h"
 
@@ -85,7 +86,8 @@ void run_info(const CacheArgs& args) {
   if (args.json) {
     json out = entry_json(entry);
     out["engine_path"] = store.directory() + "/" + entry.key + ".engine";
-    out["manifest"] = json::parse(entry.manifest_json, nullptr, false);
+    auto manifest = parse_strict_json(entry.manifest_json, "the manifest of cache entry " + entry.key);
+    out["manifest"] = manifest.is_ok() ? std::move(manifest).value() : json();
     print_json(out);
     return;
   }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "io/strict_json.h"
 #include "tensoracle/byte_size.h"
 #include "tensoracle/cache.h"
 #include "tensoracle/engine_file.h"
@@ -54,9 +55,14 @@ void run_inspect(const InspectArgs& args) {
   auto opened = EngineFile::open(args.path);
   if (!opened.is_ok()) fail_usage(opened.status().message());
   const EngineFile& file = *opened;
-  const json manifest = json::parse(file.manifest_json(), nullptr, false);
-  // The plan of the CPU backend is JSON (docs/engines.md); other plans are shown by size.
-  const json plan = json::parse(file.plan().as_string_view(), nullptr, false);
+  // Through the strict reader (bounded depth): the engine may be hostile, and its JSON is walked
+  // and printed below. A section that does not parse is shown by its size only.
+  const auto strict = [&](std::string_view text, const char* what) {
+    auto parsed = parse_strict_json(text, fmt::format("engine '{}', {}", file.label(), what));
+    return parsed.is_ok() ? std::move(parsed).value() : json();
+  };
+  const json manifest = strict(file.manifest_json(), "key manifest");
+  const json plan = strict(file.plan().as_string_view(), "plan");
   uint64_t blob_bytes = 0;
   for (const EngineBlobInfo& b : file.blobs()) blob_bytes += b.size;
 
@@ -79,7 +85,7 @@ void run_inspect(const InspectArgs& args) {
              {"key", cache_key_of_manifest_json(file.manifest_json())},
              {"engine_name", manifest.is_object() ? manifest.value("engine_name", std::string()) : std::string()},
              {"backend", file.environment().backend},
-             {"environment", json::parse(environment_to_json(file.environment()), nullptr, false)},
+             {"environment", strict(environment_to_json(file.environment()), "environment")},
              {"io", io},
              {"layers", layers},
              {"memory", memory},

@@ -28,7 +28,10 @@ Result<std::vector<TensorDesc>> infer(const InferContext& ctx, const ResizeAttri
       out.push_back(sizes[i]);
     } else {
       if (!(scales[i] > 0)) return ctx.error("scale {} must be > 0", scales[i]);
-      out.push_back(in < 0 ? -1 : static_cast<int64_t>(std::floor(static_cast<double>(in) * scales[i])));
+      // Checked before the cast: a double beyond int64 converts to an undefined value.
+      const double scaled = in < 0 ? -1.0 : std::floor(static_cast<double>(in) * scales[i]);
+      if (scaled >= 9.2e18) return ctx.error("scale {} makes dim {} of {} too large", scales[i], i, ctx.describe(0));
+      out.push_back(static_cast<int64_t>(scaled));
       if (out.back() == 0) return ctx.error("scale {} shrinks dim {} of {} to zero", scales[i], i, ctx.describe(0));
     }
   }

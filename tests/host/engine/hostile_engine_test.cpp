@@ -120,7 +120,7 @@ TEST(HostileEngine, AConvolutionPaddingThatWouldNeedTerabytesIsRefusedBeforeAnyA
   // Consistent everywhere (every recorded shape and the I/O table say 40006 x 40006): the
   // activation memory is what refuses it. With 128 output channels the convolution and the relu
   // after it hold [1,128,40006,40006] fp32 each, 1.5 TiB at the smallest input shape, more than
-  // any machine has; with 1024 the tensor alone has more elements than any tensor may.
+  // any machine has; with 1024 the recorded shapes alone have more elements than any tensor may.
   const auto spatial = [](json& shape) {
     shape[2] = 40006;
     shape[3] = 40006;
@@ -146,8 +146,8 @@ TEST(HostileEngine, AConvolutionPaddingThatWouldNeedTerabytesIsRefusedBeforeAnyA
             std::string::npos)
       << message;
   const std::string elements = refusal(consistent(1024));
-  EXPECT_NE(elements.find("profile 0 at its min shapes: tensor 'conv' has shape [1,1024,40006,40006], more than the limit "
-                          "of 1099511627776 elements"),
+  EXPECT_NE(elements.find("engine 'hostile.engine', plan: /network/outputs/0/shape: has more than the limit of "
+                          "1099511627776 elements"),
             std::string::npos)
       << elements;
 }
@@ -161,11 +161,25 @@ TEST(HostileEngine, AttributesAndDimensionsBeyondTheirBoundsAreRefusedNamingTheF
                       "2147483647], got 4294967296"),
             std::string::npos)
       << huge;
+  const std::string product = refusal(with_plan([](json& plan) {
+    layer_named(plan, "conv")["attributes"]["stride"] = {2147483647, 2147483647, 3};
+  }));
+  EXPECT_NE(product.find("/attributes/stride: holds integers whose product exceeds 2^62"), std::string::npos) << product;
   const std::string groups = refusal(with_plan([](json& plan) { layer_named(plan, "conv")["attributes"]["groups"] = 0; }));
   EXPECT_NE(groups.find("groups 0 must be >= 1"), std::string::npos) << groups;
   EXPECT_NE(refusal(with_plan([](json& plan) { layer_named(plan, "conv")["attributes"]["stride"] = json::array({json(1)}); }))
                 .find("stride"),
             std::string::npos);
+}
+
+// Found by tests/fuzz/engine_sections_fuzzer: a resize scale of 5e300 in a plan made shape
+// inference convert 8 * 5e300 to int64 (undefined behaviour). It is a definition error now.
+TEST(HostileEngine, AResizeScaleThatOverflowsADimensionIsRefused) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {1, 1, 8, 8});
+  net.mark_output(net.resize(x, ResizeAttributes().set_scales({5e300, 1.0})), "y");
+  EXPECT_FALSE(net.status().is_ok());
+  EXPECT_NE(net.status().message().find("scale 5e+300 makes dim 0 of"), std::string::npos) << net.status().message();
 }
 
 TEST(HostileEngine, BlobsAndConstantsMustAgree) {

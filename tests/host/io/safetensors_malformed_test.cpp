@@ -110,6 +110,10 @@ std::vector<Malformed> corpus() {
       {"duplicate metadata key", safetensors_bytes("{\"__metadata__\":{\"k\":\"a\",\"k\":\"b\"}}"),
        "'__metadata__' has the key 'k' twice"},
       {"duplicate metadata", safetensors_bytes("{\"__metadata__\":{},\"__metadata__\":{}}"), "'__metadata__' appears twice"},
+      // Names become names in messages and maps: a NUL would cut them short.
+      {"NUL in a tensor name", safetensors_bytes("{" + tensor("co\\u0000nv", "F32", "[2]", "[0,8]") + "}", eight),
+       "the name 'co\\x00nv' holds a NUL byte"},
+      {"NUL in metadata", safetensors_bytes("{\"__metadata__\":{\"k\":\"a\\u0000\"}}"), "the string 'a\\x00' holds a NUL byte"},
   };
 }
 
@@ -183,6 +187,8 @@ TEST_F(MalformedIndex, EachInconsistencyIsNamed) {
       {R"({"weight_map": {"x": "../a.safetensors"}})", "leaves the index's directory"},
       {R"({"weight_map": {"x": "sub/../../a.safetensors"}})", "leaves the index's directory"},
       {R"({"weight_map": {"x": ""}})", "maps to an empty file name"},
+      {R"({"weight_map": {"x": "a.safe\u0000tensors"}})", "the string 'a.safe\\x00tensors' holds a NUL byte"},
+      {R"({"weight_map": {"x\u0000": "a.safetensors"}})", "the key 'x\\x00' holds a NUL byte"},
       {R"({"weight_map": {"x": "a.safetensors", "x": "b.safetensors"}})", "field 'weight_map' lists tensor 'x' twice"},
       {R"({"weight_map": {"x": "a.safetensors", "y": "c.safetensors"}})", "c.safetensors"},
       {R"({"weight_map": {"x": "a.safetensors", "y": "b.safetensors", "z": "b.safetensors"}})",
