@@ -41,12 +41,11 @@ bool is_file(const std::string& path) {
 // engine is known).
 NamedArrays fixed_inputs(const BenchArgs& args) {
   if (args.inputs.empty()) return {};
-  auto arrays = read_named_arrays(args.inputs);
-  if (!arrays.is_ok()) fail_usage(arrays.status().message());
-  if (args.batch == 0) return std::move(arrays).value();
-  auto batched = arrays_at_batch(views_of(*arrays), args.batch);
+  NamedArrays arrays = value_or_fail(read_named_arrays(args.inputs));
+  if (args.batch == 0) return arrays;
+  auto batched = arrays_at_batch(views_of(arrays), args.batch);
   if (!batched.is_ok()) fail_usage(fmt::format("'{}': {}", args.inputs, batched.status().message()));
-  return std::move(batched).value();
+  return *std::move(batched);
 }
 
 // A package graph's build declared for exactly the shapes timed, unless --input says otherwise.
@@ -85,9 +84,7 @@ Engine open_package_engine(const BenchArgs& args, const std::string& graph, cons
 }
 
 Engine open_engine_file(const std::string& path) {
-  auto engine = Engine::open(path);
-  if (!engine.is_ok()) fail_usage(engine.status().message());
-  return std::move(engine).value();
+  return value_or_fail(Engine::open(path));
 }
 
 void run_bench(BenchArgs& args) {
@@ -101,9 +98,7 @@ void run_bench(BenchArgs& args) {
   NamedArrays inputs = fixed_inputs(args);
   const Engine engine = args.engine_path.empty() ? open_package_engine(args, "", inputs) : open_engine_file(args.engine_path);
   if (inputs.empty()) {
-    auto synthetic = synthetic_inputs(engine, args.settings.profile, args.batch);
-    if (!synthetic.is_ok()) fail_usage(synthetic.status().message());
-    inputs = std::move(synthetic).value();
+    inputs = value_or_fail(synthetic_inputs(engine, args.settings.profile, args.batch));
   }
 
   std::string text;

@@ -73,9 +73,7 @@ struct BuildOptions {
     if (!build.is_ok()) fail_usage(build.status().message());
     if (!weights.empty()) build->weights_path = weights;
     if (!inputs.empty()) {
-      auto declared = declare_inputs(inputs);
-      if (!declared.is_ok()) fail_usage(declared.status().message());
-      build->inputs = std::move(declared).value();
+      build->inputs = value_or_fail(declare_inputs(inputs));
     }
     build->backend = backend;
     build->quiet = quiet;
@@ -85,10 +83,10 @@ struct BuildOptions {
       build->settings.deterministic_replay = true;
       build->settings.tactic_record = replay_tactics;
     }
-    return std::move(build).value();
+    return *std::move(build);
   }
 
-  CachePolicy cache_policy() const { return parse_cache_policy(policy).value(); }
+  CachePolicy cache_policy() const { return value_or_fail(parse_cache_policy(policy)); }
 
   // The backends of this build, from the registry: "Backend (default: cpu): cpu = the reference: ...".
   static std::string backend_help() {

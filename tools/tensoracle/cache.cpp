@@ -27,11 +27,6 @@ struct CacheArgs {
   std::string max_size;
 };
 
-template <typename T>
-T value_or_fail(Result<T> result) {
-  if (!result.is_ok()) fail_usage(result.status().message());
-  return std::move(result).value();
-}
 
 CacheStore store_for(const CacheArgs& args) {
   CacheOptions options;
@@ -87,7 +82,7 @@ void run_info(const CacheArgs& args) {
     json out = entry_json(entry);
     out["engine_path"] = store.directory() + "/" + entry.key + ".engine";
     auto manifest = parse_strict_json(entry.manifest_json, "the manifest of cache entry " + entry.key);
-    out["manifest"] = manifest.is_ok() ? std::move(manifest).value() : json();
+    out["manifest"] = manifest.is_ok() ? *std::move(manifest) : json();
     print_json(out);
     return;
   }

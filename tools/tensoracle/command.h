@@ -9,6 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <utility>
+
+#include "tensoracle/status.h"
 
 namespace tensoracle::cli {
 
@@ -41,5 +44,12 @@ void print_result(const std::string& text);
 [[noreturn]] void fail(int exit_code, const std::string& message);
 // fail(kExitUsage, message).
 [[noreturn]] void fail_usage(const std::string& message);
+
+// The value of `result`, or fail(exit_code, its message).
+template <typename T>
+T value_or_fail(Result<T> result, int exit_code = kExitUsage) {
+  if (!result.is_ok()) fail(exit_code, result.status().message());
+  return *std::move(result);
+}
 
 }  // namespace tensoracle::cli

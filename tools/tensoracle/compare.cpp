@@ -34,11 +34,6 @@ struct CompareArgs {
   bool json = false;
 };
 
-template <typename T>
-T value_or_fail(Result<T> result) {
-  if (!result.is_ok()) fail_usage(result.status().message());
-  return std::move(result).value();
-}
 
 // The arrays to read from each file: the selection, and the byte limit (a deflated .npz can
 // declare far more than its size).

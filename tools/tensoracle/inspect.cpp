@@ -59,7 +59,7 @@ void run_inspect(const InspectArgs& args) {
   // and printed below. A section that does not parse is shown by its size only.
   const auto strict = [&](std::string_view text, const char* what) {
     auto parsed = parse_strict_json(text, fmt::format("engine '{}', {}", file.label(), what));
-    return parsed.is_ok() ? std::move(parsed).value() : json();
+    return parsed.is_ok() ? *std::move(parsed) : json();
   };
   const json manifest = strict(file.manifest_json(), "key manifest");
   const json plan = strict(file.plan().as_string_view(), "plan");

@@ -33,7 +33,7 @@ void run_optimize(const OptimizeArgs& args) {
   WorkflowOptions options;
   options.backend = args.backend;
   options.package = args.package;
-  options.cache_policy = parse_cache_policy(args.policy).value();
+  options.cache_policy = value_or_fail(parse_cache_policy(args.policy));
   options.quiet = args.quiet;
   auto outcome = run_workflow(*pipeline, options);
   if (!outcome.is_ok()) fail_usage(outcome.status().message());

@@ -38,9 +38,7 @@ std::vector<std::string> build_options_given(const CLI::App& cmd) {
 
 Engine load_engine(const RunArgs& args) {
   if (!args.engine_path.empty()) {
-    auto engine = Engine::open(args.engine_path);
-    if (!engine.is_ok()) fail_usage(engine.status().message());
-    return std::move(engine).value();
+    return value_or_fail(Engine::open(args.engine_path));
   }
   auto opened = open_engine(args.build.engine_build(), args.build.cache_policy());
   if (!opened.is_ok()) fail(kExitCheckFailed, opened.status().message());
@@ -107,9 +105,7 @@ void run_run(const RunArgs& args, const CLI::App& cmd) {
   auto exec = engine.create_execution(args.profile);
   if (!exec.is_ok()) fail_usage(exec.status().message());
   // Host arrays in and out; a cuda engine stages them through device memory.
-  auto ran = exec->run_on_host(views_of(*inputs));
-  if (!ran.is_ok()) fail(kExitCheckFailed, ran.status().message());
-  const NamedArrays outputs = std::move(ran).value();
+  const NamedArrays outputs = value_or_fail(exec->run_on_host(views_of(*inputs)), kExitCheckFailed);
   if (const Status written = write_named_arrays(args.outputs, views_of(outputs)); !written.is_ok())
     fail_usage(written.message());
   std::string text;
