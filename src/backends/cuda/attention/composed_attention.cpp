@@ -194,13 +194,11 @@ class ComposedAttentionTactic final : public CudaTactic {
   }
 
   Status run(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!plan_) return make_error(StatusCode::kInternal, "{}: run before initialize", kFamilyName);
+    TO_ASSERT(plan_.has_value());  // the runtime initializes every tactic before it runs
     const ComposedPlan& plan = *plan_;
     const AttentionProblem& p = plan.problem;
     if (plan.output_empty()) return Status::ok();
-    if (buffers.inputs.size() < (p.has_mask ? 4u : 3u) || buffers.outputs.size() != 1)
-      return make_error(StatusCode::kInternal, "layer '{}': {} got {} inputs and {} outputs", p.layer, kFamilyName,
-                        buffers.inputs.size(), buffers.outputs.size());
+    TO_ASSERT(buffers.inputs.size() >= (p.has_mask ? 4u : 3u) && buffers.outputs.size() == 1);  // q, k, v (, mask), o
     char* out = static_cast<char*>(buffers.outputs[0].data);
     const size_t esize = data_type_size(p.dtype);
     if (plan.zero_output()) {

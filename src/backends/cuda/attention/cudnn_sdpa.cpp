@@ -186,7 +186,7 @@ Result<std::shared_ptr<fe::graph::Graph>> define_graph(const SdpaShape& s, bool 
     if (s.has_bias) {
       std::vector<int64_t> strides{s.hm * s.lq * s.lk, s.lq * s.lk, s.lk, 1};
       if (!dense_bias) {
-        if (!s.bias_strides) return make_error(StatusCode::kInternal, "layer '{}': no strided bias to define", layer);
+        TO_ASSERT(s.bias_strides.has_value());  // the strided variant is tried only with bias strides
         strides.assign(s.bias_strides->begin(), s.bias_strides->end());
       }
       options.set_bias(tensor("bias", kBias, {s.bm, s.hm, s.lq, s.lk}, std::move(strides)));
@@ -308,10 +308,9 @@ class SdpaTactic final : public CudaTactic {
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
     const std::string& layer = step.anchor.node.name;
-    if (!built_.graph || user_uids_.empty()) return make_error(StatusCode::kInternal, "layer '{}': {} ran before initialize", layer, name());
-    if (buffers.inputs.size() < (shape_.has_bias ? 4u : 3u) || buffers.outputs.size() != 1)
-      return make_error(StatusCode::kInternal, "layer '{}': {} got {} inputs and {} outputs", layer, name(),
-                        buffers.inputs.size(), buffers.outputs.size());
+    // The runtime initializes every tactic before it runs, and binds the step's q, k, v (, bias), o.
+    TO_ASSERT(built_.graph && !user_uids_.empty());
+    TO_ASSERT(buffers.inputs.size() >= (shape_.has_bias ? 4u : 3u) && buffers.outputs.size() == 1);
     const size_t needed = workspace_size(step);
     if (buffers.workspace_bytes < needed)
       return make_error(StatusCode::kInternal, "layer '{}': {} needs {} workspace bytes, got {}", layer, name(), needed,
