@@ -117,6 +117,9 @@ TEST(HostileEngine, AConvolutionPaddingThatWouldNeedTerabytesIsRefusedBeforeAnyA
   EXPECT_NE(inconsistent.find("layer 'conv': output 0 recorded as fp32[-1,4,8,8] but inferred as fp32[-1,4,40006,40006]"),
             std::string::npos)
       << inconsistent;
+  // ... at the plan's field that records it.
+  EXPECT_NE(inconsistent.find(", plan: /network/layers/"), std::string::npos) << inconsistent;
+  EXPECT_NE(inconsistent.find("/outputs/0: layer 'conv'"), std::string::npos) << inconsistent;
   // Consistent everywhere (every recorded shape and the I/O table say 40006 x 40006): the
   // activation memory is what refuses it. With 128 output channels the convolution and the relu
   // after it hold [1,128,40006,40006] fp32 each, 1.5 TiB at the smallest input shape, more than
