@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """NumPy references for pointwise functions whose edge cases NumPy defines exactly
-(tests/host/ops/numpy_reference_test.cpp): sign, mod (numpy.mod) and fmod (numpy.fmod) on
+(the NumpyReference tests of tests/host/ops/op_reference_test.cpp): sign, mod (numpy.mod) and fmod (numpy.fmod) on
 negative operands, zero divisors, zeros of both signs, infinities and NaN, in float32 and in
 int8/int32/int64.
 

@@ -1,4 +1,4 @@
-// The timing harness (SPEC F12): how long an engine takes, how sure that number is, and whether
+// The timing harness (docs/bench.md): how long an engine takes, how sure that number is, and whether
 // anything else was using the GPU while it was measured.
 //
 //   BenchSettings settings;                       // warm-up, iterations, modes, load check

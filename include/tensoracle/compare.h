@@ -1,4 +1,4 @@
-// Output comparison (SPEC F7): metrics between a candidate and a reference, limits that turn
+// Output comparison (docs/compare.md): metrics between a candidate and a reference, limits that turn
 // them into a pass/fail gate, and the text and JSON reports of both.
 //
 //   CompareOptions options;

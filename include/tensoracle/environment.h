@@ -48,8 +48,9 @@ struct CudaVersions {
   bool operator==(const CudaVersions& other) const;
 };
 
-// A plugin library an engine depends on (SPEC F9): its registered name and version, the SHA-256
-// of the shared library and of the cubin bundle manifest it ships (empty when none).
+// A plugin library an engine depends on: its registered name and version, the SHA-256 of the
+// shared library and of the cubin bundle manifest it ships (empty when none). Plugins inside
+// engines are not implemented yet; the record and its compatibility check are.
 struct PluginFingerprint {
   std::string name;
   std::string version;

@@ -1,4 +1,4 @@
-// Network: the graph a model package defines (SPEC F1).
+// Network: the graph a model package defines (docs/network.md).
 //
 //   Network net;
 //   Tensor x = net.add_input("image", DataType::kFloat32, {1, 3, -1, -1});

@@ -1,4 +1,4 @@
-// How tensoracle writes the files a caller names (SPEC F15): run outputs, converted checkpoints,
+// How tensoracle writes the files a caller names: run outputs, converted checkpoints,
 // npy/npz/safetensors, engines, bundle manifests.
 //
 //   TO_RETURN_IF_ERROR(check_output_path("out.npz", {"in.npz", "engine.bin"}));

@@ -1,4 +1,4 @@
-// The four-stage optimization workflow (SPEC F11; docs/workflow.md): a pipeline file names a
+// The four-stage optimization workflow (docs/workflow.md): a pipeline file names a
 // model package, fixed inputs, a fixed PyTorch reference and the candidates of each stage; the
 // runner gates them and writes one report.
 //
@@ -7,7 +7,7 @@
 //   options.backend = "cpu";                       // overrides the pipeline's
 //   TO_ASSIGN_OR_RETURN(WorkflowOutcome outcome, run_workflow(pipeline, options));
 //   TO_RETURN_IF_ERROR(write_workflow_reports(outcome, "out/"));   // report.json, report.html
-//   return outcome.exit_status;                    // 0 / 1 as SPEC F11 (2: an error above)
+//   return outcome.exit_status;                    // 0 every stage accepted, 1 one rejected all (2: an error above)
 //
 // The stages (the seed's semantics, exactly):
 //   1. the fp32 graph's engine against the fixed reference, under the stage-1 limits;

@@ -1,4 +1,4 @@
-// The timing harness (SPEC F12; include/tensoracle/bench.h): bench_engine and bench_ab on host
+// The timing harness (include/tensoracle/bench.h): bench_engine and bench_ab on host
 // arrays or seeded synthetic inputs, their reports, and the settings. tensoracle.bench
 // (python/tensoracle/bench.py) groups them.
 #include <nanobind/stl/optional.h>

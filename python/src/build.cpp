@@ -1,5 +1,5 @@
 // BuilderSettings, ShapeRange, InputDeclaration, EngineBuild, build_serialized_engine and model
-// packages (SPEC F3; include/tensoracle/build.h, package.h).
+// packages (include/tensoracle/build.h, package.h).
 #include "build.h"
 
 #include <nanobind/stl/optional.h>
@@ -176,7 +176,7 @@ void bind_settings(nb::module_& m) {
 
 void bind_engine_build(nb::module_& m) {
   nb::class_<PyEngineBuild>(m, "EngineBuild",
-                            "What to build an engine from (SPEC F3): name, graph function, graph version, weights, "
+                            "What to build an engine from: name, graph function, graph version, weights, "
                             "input shape ranges per optimization profile, builder settings and backend.")
       .def("__init__", [](PyEngineBuild* self, std::string name, nb::object graph, std::string graph_version,
                           nb::object weights, nb::object inputs, std::optional<BuilderSettings> settings,

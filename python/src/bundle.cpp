@@ -1,4 +1,4 @@
-// Cubin bundles (SPEC F10; include/tensoracle/bundle.h): compile_bundle, inspect_bundle,
+// Cubin bundles (include/tensoracle/bundle.h): compile_bundle, inspect_bundle,
 // inspect_wheel and plugin declarations. tensoracle.producer and tensoracle.bundle
 // (python/tensoracle/) are the seed's names for them.
 #include <nanobind/stl/optional.h>

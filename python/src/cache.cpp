@@ -1,4 +1,4 @@
-// The engine cache store (SPEC F4; include/tensoracle/cache.h): list / info / verify / prune /
+// The engine cache store (include/tensoracle/cache.h): list / info / verify / prune /
 // clear, as `tensoracle cache` does. tensoracle.cache (python/tensoracle/cache.py) wraps it.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>

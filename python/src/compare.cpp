@@ -1,4 +1,4 @@
-// compare_outputs on NumPy arrays, dicts of them, or .npy/.npz/.safetensors paths (SPEC F7, F13).
+// compare_outputs on NumPy arrays, dicts of them, or .npy/.npz/.safetensors paths (docs/compare.md).
 // Per-output fields are named as in `tensoracle compare --json` (src/compare/report_json.cpp).
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -267,7 +267,7 @@ void bind_compare(nb::module_& m) {
                 "typing.Mapping[str, typing.Any] | str | os.PathLike[str] | None = None, metrics: typing.Sequence[str] "
                 "= (), custom_metrics: typing.Mapping[str, typing.Callable[[numpy.typing.NDArray[typing.Any], "
                 "numpy.typing.NDArray[typing.Any]], float]] | None = None, threads: int = 0) -> ComparisonResult"),
-        "Compares candidate outputs with reference outputs and gates them (SPEC F7).\n\n"
+        "Compares candidate outputs with reference outputs and gates them.\n\n"
         "Each side is one array (then `.outputs` has one entry, named after the reference when it comes from a file, "
         "else \"output\"), a mapping of names to arrays, or a .npy / .npz / .safetensors path. Arrays may be of any "
         "layout; every tensoracle type is accepted (bf16 and fp8 as ml_dtypes arrays).\n\n"

@@ -1,4 +1,4 @@
-// Engines, executions and open_engine (SPEC F5, F6; include/tensoracle/engine.h).
+// Engines, executions and open_engine (include/tensoracle/engine.h).
 //
 // An Execution binds caller-owned buffers (buffers.h) without copying them and keeps a reference
 // to each bound Python object, so memory cannot be freed while bound. Before an enqueue after a
@@ -253,7 +253,7 @@ void bind_open_engine(nb::module_& m) {
         nb::sig("def open_engine(build: EngineBuild, policy: str = 'reuse', plugins: typing.Sequence[str | "
                 "os.PathLike[str]] | None = None, *, cache_dir: str | None = None, max_cache_size: int | None = None) "
                 "-> OpenedEngine"),
-        "Opens the engine for `build` through the cache (SPEC F4). policy: \"reuse\" (build when absent, rebuild a "
+        "Opens the engine for `build` through the cache. policy: \"reuse\" (build when absent, rebuild a "
         "corrupt entry), \"rebuild\" or \"require-cached\". cache_dir: default $TENSORACLE_CACHE_DIR, else "
         "$XDG_CACHE_HOME/tensoracle, else ~/.cache/tensoracle. max_cache_size: bytes kept after a build (LRU "
         "eviction). plugins: plugins inside engines are not implemented yet, so only None or [] is accepted.");

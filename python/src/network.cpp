@@ -1,4 +1,4 @@
-// Network and Tensor (SPEC F1; include/tensoracle/network.h): a graph defined in Python, for a
+// Network and Tensor (include/tensoracle/network.h): a graph defined in Python, for a
 // graph function given to EngineBuild(graph=...) or for inspection. Every method raises the
 // network's definition error right after the call that caused it (the C++ API keeps it sticky in
 // status() instead), so a traceback points at the faulty line.

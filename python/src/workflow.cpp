@@ -1,4 +1,4 @@
-// The four-stage workflow runner (SPEC F11; include/tensoracle/workflow.h): a pipeline file in,
+// The four-stage workflow runner (include/tensoracle/workflow.h): a pipeline file in,
 // the decisions and the reports out, as `tensoracle optimize`. tensoracle.workflow
 // (python/tensoracle/workflow.py) wraps it.
 #include <nanobind/stl/optional.h>

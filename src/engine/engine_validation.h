@@ -1,5 +1,5 @@
 // Validation of an engine's sections against each other, before any backend sees its plan
-// (SPEC F15). The engine reader (engine_file.h) has proven the bytes are the ones a writer wrote
+// (every file tensoracle reads is untrusted). The engine reader (engine_file.h) has proven the bytes are the ones a writer wrote
 // (checksum) and that every section lies inside the file; a valid checksum says nothing about
 // whether the sections make sense together. An engine restored from a shared or copied cache is
 // untrusted input, so Engine::from_file and `tensoracle cache verify` run this first:

@@ -1,4 +1,4 @@
-// The one JSON reader for files tensoracle does not trust (SPEC F15): engine sections, plans,
+// The one JSON reader for files tensoracle does not trust: engine sections, plans,
 // cache manifests, bundle manifests, plugin declarations, limits files, tactic records.
 //
 //   TO_ASSIGN_OR_RETURN(nlohmann::json doc, read_strict_json_file(path, "limits file"));

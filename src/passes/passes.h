@@ -1,6 +1,6 @@
-// Inference rewrites the builder applies before a backend plans a network. Each returns a new
-// network with the same inputs and outputs (names, types, shapes); results change only by
-// rounding (documented per pass in docs/passes.md).
+// Inference rewrites the cuda planner applies before it lowers a network (the cpu backend, the
+// reference, plans the network as written). Each returns a new network with the same inputs and
+// outputs (names, types, shapes); results change only by rounding (documented per pass below).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Folds CUDA runtime, cuBLASLt and cuDNN error codes into Status (DESIGN.md "Errors"): the
+// Folds CUDA runtime, cuBLASLt and cuDNN error codes into Status (never exceptions, never abort): the
 // message names the failing call as written in the source and the library's own error text.
 //
 //   TO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream));

@@ -1,5 +1,5 @@
 // plugin: a placeholder node carrying a plugin's name, version, parameters and declared outputs.
-// The plugin layer resolves it to an implementation (SPEC F9).
+// No backend implements one yet: plugins inside engines are not implemented, so planning refuses it.
 #include "graph/network_impl.h"
 #include "graph/op_def.h"
 

@@ -66,7 +66,7 @@ TEST(BundleCli, UsageAndInputErrorsExitTwo) {
   EXPECT_FALSE(fs::exists(scratch.path() / "b"));
 }
 
-// Manifests and declarations are untrusted (SPEC F15). A manifest nested 3 million levels deep once
+// Manifests and declarations are untrusted. A manifest nested 3 million levels deep once
 // crashed `bundle inspect` (SIGSEGV); a NUL in a cubin path cut the message short. A bad manifest is
 // a failed check (exit 1, the report says why); a bad --plugin declaration is bad input (exit 2).
 TEST(BundleCli, HostileManifestsAreReportedNotCrashedOn) {

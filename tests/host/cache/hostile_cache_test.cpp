@@ -1,4 +1,4 @@
-// A cache directory is untrusted (SPEC F15): it may be shared or restored from elsewhere. Nothing
+// A cache directory is untrusted: it may be shared or restored from elsewhere. Nothing
 // in it is followed out of it, and a cache that cannot be changed says why. Each case once did
 // harm: a <key>.lock linked outside made a build create the link's target; a <key>.used link made
 // every hit touch its target's time; a read-only cache made `cache clear` say "in use by another

@@ -18,7 +18,7 @@ struct FieldChange {
   std::function<void(KeyManifest&)> change;
 };
 
-// One entry per item SPEC F4 puts in the key.
+// One entry per item the cache key holds (docs/cache.md).
 std::vector<FieldChange> every_field() {
   return {
       {"format_version", [](KeyManifest& m) { m.format_version = 2; }},

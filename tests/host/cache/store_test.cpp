@@ -136,7 +136,7 @@ TEST(CacheStore, CorruptEntriesAreReportedAndRebuilt) {
          ASSERT_TRUE(writer.write_file(engine).is_ok());
        },
        "not of its own key"},
-      // Resealed: the checksum passes, the sections contradict each other (SPEC F15).
+      // Resealed: the checksum passes, the sections contradict each other.
       {"output type rewritten, checksum resealed",
        [](const std::string& engine, const std::string&) {
          reseal(engine, SectionKind::kIoTable, [](nlohmann::json& io) { io["tensors"][1]["dtype"] = "fp16"; });

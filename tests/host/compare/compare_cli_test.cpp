@@ -169,7 +169,7 @@ TEST_F(CompareCli, UsageAndInputErrorsExitWithTwo) {
   EXPECT_EQ(run(fixture("single_reference.npy")).exit_code, 2);  // REFERENCE is required
 }
 
-// Limits files are untrusted (SPEC F15): each of these once crashed the CLI (an uncaught
+// Limits files are untrusted: each of these once crashed the CLI (an uncaught
 // exception, a stack overflow) or was silently accepted; each is now exit 2 naming the field.
 TEST_F(CompareCli, HostileLimitsFilesExitWithTwoNamingTheField) {
   const std::string files = fixture("single_candidate.npy") + " " + fixture("single_reference.npy");

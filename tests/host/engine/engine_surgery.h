@@ -1,6 +1,6 @@
 // Rewriting one section of a valid engine and sealing it again, as someone with write access to a
 // shared cache could: the checksum then passes, so everything behind it must hold on its own
-// (SPEC F15). The hostile-engine tests and the structure-aware fuzz target make their files with
+// (every file tensoracle reads is untrusted). The hostile-engine tests and the structure-aware fuzz target make their files with
 // this; none is committed.
 //
 //   std::string bad = testing::edit_section_json(good, SectionKind::kIoTable,

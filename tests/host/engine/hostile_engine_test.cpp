@@ -1,4 +1,4 @@
-// Engines whose checksum is valid but whose sections disagree (SPEC F15): each is a valid engine
+// Engines whose checksum is valid but whose sections disagree: each is a valid engine
 // with one section rewritten and the checksum sealed again (engine_surgery.h), and each must be
 // refused by Engine::deserialize with an error naming the section and field, before anything runs.
 // Several of these once crashed: an output dtype fp16/int8 where the plan computes fp32 (heap
