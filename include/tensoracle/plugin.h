@@ -5,8 +5,9 @@
 // `tensoracle bundle inspect --plugin DECLARATION.json` takes (docs/bundles.md shows the format).
 // validate_plugin_declaration() rejects inconsistent declarations; the JSON reader validates too.
 //
-// The runtime half of a plugin (configure, workspace size, enqueue on a stream, the optional CPU
-// implementation for the reference backend) belongs to the engine runtime and is not declared here.
+// The runtime half of a plugin (configure, workspace size, enqueue on a stream, an optional CPU
+// implementation for the reference backend) is not declared here, and not implemented yet:
+// plugins inside engines are not, so no engine runs a declared plugin today.
 #pragma once
 
 #include <string>

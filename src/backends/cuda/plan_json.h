@@ -1,8 +1,9 @@
-// The CUDA backend's engine plan as JSON (docs/engine-format.md "cuda plan"): the planned network
-// and its constants table (plan_network.h), one "layers" entry per step -- the graph layers it
-// fuses, its kind, tactic family, tactic and recorded choice, precision, buffers and layouts, the
-// build-time median -- the memory plan, and the build log. Loading replays the recorded choices;
-// nothing is timed again.
+// The CUDA backend's engine plan as JSON (docs/cuda-backend.md "Inspecting"; its checks in
+// docs/engine-format.md "Validation"): the planned network and its constants table
+// (plan_network.h), one "layers" entry per step -- the graph layers it fuses, its kind, tactic
+// family, tactic and recorded choice, precision, buffers and layouts, the build-time median --
+// the memory plan, and the build log. Loading replays the recorded choices; nothing is timed
+// again.
 #pragma once
 
 #include <string>
