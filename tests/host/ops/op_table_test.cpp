@@ -48,7 +48,7 @@ TEST(OpTable, EveryComputingKindHasACpuKernel) {
   for (OpKind kind : all_op_kinds()) {
     if (computes(kind))
       EXPECT_NE(backends::cpu::find_kernel(kind), nullptr) << op_kind_name(kind);
-    else  // constants are data; plugins bring their own implementation
+    else  // constants are data; a plugin would bring its own (plugins inside engines: not yet)
       EXPECT_EQ(backends::cpu::find_kernel(kind), nullptr) << op_kind_name(kind);
   }
 }
