@@ -1,4 +1,4 @@
-// Structure-aware fuzzing of what lies behind an engine's checksum (SPEC F15). Each input is an
+// Structure-aware fuzzing of what lies behind an engine's checksum, untrusted input. Each input is an
 // engine file; the custom mutator takes it apart (engine_surgery.h), rewrites one of its JSON
 // sections structurally -- a number swapped for a boundary value, a string for another name of the
 // document, an array element dropped or repeated, a key removed or renamed, a value of another
