@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The four stages of the optimization workflow (seed/optimize-in-four-stages.txt) in Python, end
+"""The four stages of the optimization workflow (docs/workflow.md) in Python, end
 to end, for tinynet (its graph defined in Python: tinynet.py) on the committed fixture: the
 inputs and PyTorch's fp32 outputs of tests/fixtures/examples/tinynet/io.safetensors.
 

@@ -103,10 +103,10 @@ std::vector<Finding> missing_cited_docs(const std::string& text, const fs::path&
   return found;
 }
 
-// Citations of planning documents outside the repository: their file names, or a section number
-// of the specification ("SPEC F15").
+// Citations of planning documents outside the repository: their file names (the specification,
+// the design notes, the seed notes), or a section number of the specification ("SPEC F15").
 std::vector<Finding> outside_documents(const std::string& text) {
-  const std::regex cited(R"re(\b(SPEC\.md|DESIGN\.md|SPEC F[0-9]+))re");
+  const std::regex cited(R"re(\b(SPEC\.md|DESIGN\.md|SPEC F[0-9]+|seed/[A-Za-z0-9_-]+\.txt))re");
   std::vector<Finding> found;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), cited); it != std::sregex_iterator(); ++it)
     found.push_back({line_of(text, static_cast<size_t>((*it).position(1))), (*it)[1]});
@@ -168,8 +168,9 @@ TEST(DocReferences, TheDetectorsCatchBadPathsAndLinks) {
   const std::vector<Finding> cited = missing_cited_docs("// docs/cache.md, docs/" "passes.md\n", root);
   ASSERT_EQ(cited.size(), 1u);
   EXPECT_EQ(cited[0].reference, "docs/" "passes.md");
-  const std::string outside = std::string("// (") + "SPEC F15) and " + "DESIGN" + ".md; --input SPEC is a flag.\n";
-  EXPECT_EQ(outside_documents(outside).size(), 2u);
+  const std::string outside =
+      std::string("// (") + "SPEC F15) and " + "DESIGN" + ".md, the " + "seed/" + "notes.txt; --input SPEC is a flag.\n";
+  EXPECT_EQ(outside_documents(outside).size(), 3u);
   fs::remove_all(root);
 }
 
