@@ -47,6 +47,9 @@ struct EngineBuild {
   std::string name;           // engine name (cache entries are grouped by it)
   GraphFunction graph;
   std::string graph_version;  // the model author's version string
+  // What the graph was imported from (KeyManifest::source; onnx_engine_build in onnx.h sets it).
+  // A build with a source and neither weights nor weights_path has no weights file.
+  std::map<std::string, std::string> source;
   // The weights: an opened set, or a path to open (*.safetensors or *.index.json).
   std::optional<Weights> weights;
   std::string weights_path;

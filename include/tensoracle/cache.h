@@ -44,6 +44,9 @@ struct KeyManifest {
   // "3", "tf32": "off", ...); every setting that can change the engine belongs here.
   std::map<std::string, std::string> builder_settings;
   std::vector<PluginFingerprint> plugins;  // order does not matter
+  // What the graph was imported from, when it was ({"onnx_sha256": ..., "onnx_importer": ...});
+  // empty for graph functions, and then absent from the JSON, so their keys do not change.
+  std::map<std::string, std::string> source;
   Environment environment;              // probe_environment(backend)
 };
 

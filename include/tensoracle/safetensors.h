@@ -65,6 +65,8 @@ class SafetensorsFile {
 class Weights {
  public:
   static Result<Weights> open(const std::string& path);  // *.safetensors or *.index.json
+  // No tensors: the weights of a graph whose constants are its own (an imported ONNX model).
+  static Weights none();
 
   std::vector<std::string> names() const;  // sorted
   bool contains(const std::string& name) const;

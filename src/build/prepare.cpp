@@ -79,8 +79,13 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   TO_ASSIGN_OR_RETURN_CONTEXT(auto environment, probe_environment(build.backend), what);
   std::optional<Weights> weights = build.weights;
   if (!weights) {
-    if (build.weights_path.empty()) return invalid_argument("{}: no weights (set weights or weights_path)", what);
-    TO_ASSIGN_OR_RETURN_CONTEXT(weights, Weights::open(build.weights_path), what);
+    if (!build.weights_path.empty()) {
+      TO_ASSIGN_OR_RETURN_CONTEXT(weights, Weights::open(build.weights_path), what);
+    } else if (!build.source.empty()) {
+      weights = Weights::none();
+    } else {
+      return invalid_argument("{}: no weights (set weights or weights_path)", what);
+    }
   }
 
   Network net;
@@ -98,6 +103,8 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
       declared.push_back(InputDeclaration{info.name, info.desc.dtype, {ShapeRange::fixed(info.desc.shape)}});
     }
   }
+  // Profiles are ranges of inputs: a graph of constants alone has none to build.
+  if (net.inputs().empty()) return unsupported("{}: the network has no inputs; an engine needs at least one", what);
   std::vector<std::string> problems = declaration_problems(net, declared);
   if (!problems.empty()) return invalid_argument("{}: the declared inputs do not match the network: {}", what, fmt::join(problems, "; "));
 
@@ -155,6 +162,7 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
     m.builder_settings["tactic_record_sha256"] = *record_hash;
   }
   m.plugins = build.plugins;
+  m.source = build.source;
   m.environment = std::move(environment);
   return prepared;
 }

@@ -23,7 +23,7 @@ json manifest_to_json_value(const KeyManifest& manifest) {
   }
   json settings = json::object();
   for (const auto& [name, value] : manifest.builder_settings) settings[name] = value;
-  return json{{"format_version", manifest.format_version},
+  json out{{"format_version", manifest.format_version},
               {"engine_name", manifest.engine_name},
               {"graph_version", manifest.graph_version},
               {"graph_hash", manifest.graph_hash},
@@ -32,6 +32,8 @@ json manifest_to_json_value(const KeyManifest& manifest) {
               {"builder_settings", std::move(settings)},
               {"plugins", plugins_to_json_value(manifest.plugins)},
               {"environment", environment_to_json_value(manifest.environment)}};
+  if (!manifest.source.empty()) out["source"] = manifest.source;
+  return out;
 }
 
 void collect_differences(const json& a, const json& b, const std::string& path, std::vector<std::string>& out) {
@@ -96,6 +98,14 @@ Result<KeyManifest> manifest_from_json(std::string_view json_text, const std::st
   TO_ASSIGN_OR_RETURN(manifest.plugins, plugins_from_json_value(plugins));
   TO_ASSIGN_OR_RETURN(const JsonField environment, root.member("environment"));
   TO_ASSIGN_OR_RETURN(manifest.environment, environment_from_json_value(environment));
+  if (root.json().contains("source")) {
+    TO_ASSIGN_OR_RETURN(const JsonField origin, root.member("source"));
+    TO_RETURN_IF_ERROR(origin.require_object());
+    for (const auto& item : origin.json().items()) {
+      TO_ASSIGN_OR_RETURN(const JsonField value, origin.member(item.key()));
+      TO_ASSIGN_OR_RETURN(manifest.source[item.key()], value.as_string());
+    }
+  }
   return manifest;
 }
 

@@ -121,6 +121,14 @@ Result<Weights> Weights::open(const std::string& path) {
   return weights;
 }
 
+Weights Weights::none() {
+  auto impl = std::make_shared<Impl>();
+  impl->index_path = "(no weights file)";
+  Weights weights;
+  weights.impl_ = std::move(impl);
+  return weights;
+}
+
 std::vector<std::string> Weights::names() const {
   std::vector<std::string> names;
   names.reserve(impl_->entries.size());

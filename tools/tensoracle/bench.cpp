@@ -88,7 +88,8 @@ Engine open_engine_file(const std::string& path) {
 }
 
 void run_bench(BenchArgs& args) {
-  if (args.engine_path.empty() == args.build.package.empty()) fail_usage("give exactly one of --engine and --package");
+  if (args.engine_path.empty() == !args.build.has_source())
+    fail_usage("give exactly one of --engine, --package and --onnx");
   args.settings.modes.clear();
   for (const std::string& m : args.modes) {
     auto mode = parse_timing_mode(m);
@@ -136,7 +137,7 @@ void add_bench_command(CLI::App& app) {
       "check that nothing else loads the GPU (a loaded run is invalid: exit 1); --baseline times two engines "
       "interleaved and gives the ratio of medians with a bootstrap confidence interval.");
   cmd->add_option("--engine", args->engine_path, "Engine file")->check(CLI::ExistingFile);
-  args->build.add_to(cmd, false);
+  args->build.add_to(cmd);
   cmd->add_option("--inputs", args->inputs,
                   "Input arrays by name (.npz, .npy, .safetensors; default: seeded synthetic inputs at the profile's opt shape)")
       ->check(CLI::ExistingFile);

@@ -1,4 +1,4 @@
-// tensoracle build --package LIB [--graph NAME] [--weights FILE] [--input SPEC]... [--backend B]
+// tensoracle build (--package LIB [--graph NAME] [--weights FILE] | --onnx MODEL) [--input SPEC]... [--backend B]
 //                  [--policy P] [--json]
 //
 // Builds (or reuses) a package graph's engine through the cache. Exit status: 0 the engine is in
@@ -48,9 +48,9 @@ void run_build(const BuildArgs& args) {
 void add_build_command(CLI::App& app) {
   auto args = std::make_shared<BuildArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "build", "Build a model package's engine through the cache (or reuse the cached one); prints the key, the engine "
+      "build", "Build a model package's (or an ONNX model's) engine through the cache (or reuse the cached one); prints the key, the engine "
                "path, whether it was a cache hit and, on a miss, why.");
-  args->options.add_to(cmd, true);
+  args->options.add_to(cmd);
   cmd->add_flag("--json", args->json, "Machine-readable output");
   cmd->callback([args] { run_build(*args); });
 }

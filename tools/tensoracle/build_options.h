@@ -1,4 +1,4 @@
-// Options shared by `tensoracle build` and `tensoracle run --package`: which package graph to
+// Options shared by `tensoracle build`, `run` and `bench`: which package graph or ONNX model to
 // build, with which weights, shapes, backend and cache policy.
 #pragma once
 
@@ -10,6 +10,9 @@
 #include "command.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/package.h"
+#ifdef TENSORACLE_HAVE_ONNX
+#include "tensoracle/onnx.h"
+#endif
 
 namespace tensoracle::cli {
 
@@ -18,6 +21,7 @@ std::string first_of_several_graphs(const ModelPackage& package);
 
 struct BuildOptions {
   std::string package;
+  std::string onnx;
   std::string graph;
   std::string weights;
   std::vector<std::string> inputs;
@@ -28,18 +32,21 @@ struct BuildOptions {
   int optimization_level = -1;
   int auxiliary_streams = -1;
 
-  void add_to(CLI::App* cmd, bool required) {
+  void add_to(CLI::App* cmd) {
     auto* package_opt = cmd->add_option("--package", package,
                                         "Model package (a shared library, loaded with dlopen: its code runs in this "
                                         "process, so load only packages you trust; docs/model-packages.md)");
     auto* graph_opt = cmd->add_option("--graph", graph, "Graph of the package (default: its first graph; tensoracle package info LIB lists them)");
-    if (required) package_opt->required();
+    auto* onnx_opt = cmd->add_option("--onnx", onnx,
+                                     "ONNX model to build instead of a package graph (opsets 13 and later; `tensoracle onnx "
+                                     "check MODEL` lists what it supports; docs/onnx.md)");
+    onnx_opt->excludes(package_opt);
     graph_opt->needs(package_opt);
     cmd->add_option("--weights", weights, "Weights (.safetensors or .index.json; default: the package's)")->needs(package_opt);
     cmd->add_option("--input", inputs,
                     "Input shape NAME:DIMS or NAME:MIN:OPT:MAX (dims like 1x3x32x32); repeatable. Giving a NAME again "
-                    "declares its range in the next optimization profile (every input once per profile)")
-        ->needs(package_opt);
+                    "declares its range in the next optimization profile (every input once per profile); an ONNX "
+                    "input with symbolic dims needs one");
     cmd->add_option("--backend", backend, backend_help())->check(CLI::IsMember(backends::backend_names()));
     cmd->add_option("--policy", policy, "Cache policy")->check(CLI::IsMember({"reuse", "rebuild", "require-cached"}));
     cmd->add_flag("--quiet", quiet, "No build progress on stderr");
@@ -54,13 +61,45 @@ struct BuildOptions {
         ->check(CLI::ExistingFile);
   }
 
-  // The package's EngineBuild with the command line's overrides; exits 2 on bad usage.
+  // Whether a package or an ONNX model was given.
+  bool has_source() const { return !package.empty() || !onnx.empty(); }
+
+  // The package's (or ONNX model's) EngineBuild with the command line's overrides; exits 2 on bad
+  // usage.
   EngineBuild engine_build() const {
     if (const Status cache = CacheStore().settings_status(); !cache.is_ok()) fail_usage(cache.message());
     // Bad usage, found before the package is loaded (the builder also checks the record's backend).
     if (!replay_tactics.empty())
       if (auto record = EngineFile::open(replay_tactics); !record.is_ok())
         fail_usage("--replay-tactics: " + record.status().message());
+    if (!package.empty() == !onnx.empty()) fail_usage("give exactly one of --package and --onnx");
+    auto build = onnx.empty() ? package_build() : onnx_build();
+    if (!inputs.empty()) build.inputs = value_or_fail(declare_inputs(inputs));
+    build.backend = backend;
+    build.quiet = quiet;
+    if (optimization_level >= 0) build.settings.optimization_level = optimization_level;
+    if (auxiliary_streams >= 0) build.settings.auxiliary_streams = auxiliary_streams;
+    if (!replay_tactics.empty()) {
+      build.settings.deterministic_replay = true;
+      build.settings.tactic_record = replay_tactics;
+    }
+    return build;
+  }
+
+  // The ONNX model's EngineBuild, named after the file (exits 2 when it cannot be imported).
+  EngineBuild onnx_build() const {
+#ifdef TENSORACLE_HAVE_ONNX
+    const ImportedModel model = value_or_fail(network_from_onnx(onnx));
+    std::string name = onnx.substr(onnx.find_last_of('/') + 1);
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".onnx") == 0) name.resize(name.size() - 5);
+    return value_or_fail(onnx_engine_build(model, name));
+#else
+    fail_usage("--onnx: this build of tensoracle has no ONNX importer (configure with protobuf and onnx-ml.proto: "
+               "scripts/setup installs them)");
+#endif
+  }
+
+  EngineBuild package_build() const {
     auto loaded = ModelPackage::load(package);
     if (!loaded.is_ok()) fail_usage(loaded.status().message());
     std::string graph_name = graph;
@@ -72,17 +111,6 @@ struct BuildOptions {
     auto build = loaded->engine_build(graph_name);
     if (!build.is_ok()) fail_usage(build.status().message());
     if (!weights.empty()) build->weights_path = weights;
-    if (!inputs.empty()) {
-      build->inputs = value_or_fail(declare_inputs(inputs));
-    }
-    build->backend = backend;
-    build->quiet = quiet;
-    if (optimization_level >= 0) build->settings.optimization_level = optimization_level;
-    if (auxiliary_streams >= 0) build->settings.auxiliary_streams = auxiliary_streams;
-    if (!replay_tactics.empty()) {
-      build->settings.deterministic_replay = true;
-      build->settings.tactic_record = replay_tactics;
-    }
     return *std::move(build);
   }
 

@@ -1,4 +1,4 @@
-// tensoracle run (--engine FILE | --package LIB [build options]) --inputs FILE --outputs FILE
+// tensoracle run (--engine FILE | --package LIB | --onnx MODEL [build options]) --inputs FILE --outputs FILE
 //
 // Executes an engine on named input arrays (.npz, .npy, .safetensors; arrays that are not engine
 // inputs are skipped unread, so a fixture holding inputs and references can be passed as is) and
@@ -49,7 +49,8 @@ Engine load_engine(const RunArgs& args) {
 // Everything the run reads, which its output must not replace.
 std::vector<std::string> files_read(const RunArgs& args) {
   std::vector<std::string> files = {args.inputs};
-  for (const std::string& file : {args.engine_path, args.build.package, args.build.weights, args.build.replay_tactics})
+  for (const std::string& file :
+       {args.engine_path, args.build.package, args.build.onnx, args.build.weights, args.build.replay_tactics})
     if (!file.empty()) files.push_back(file);
   return files;
 }
@@ -65,7 +66,8 @@ void warn_about_non_finite_inputs(const NamedArrays& inputs, const std::string& 
 }
 
 void run_run(const RunArgs& args, const CLI::App& cmd) {
-  if (args.engine_path.empty() == args.build.package.empty()) fail_usage("give exactly one of --engine and --package");
+  if (args.engine_path.empty() == !args.build.has_source())
+    fail_usage("give exactly one of --engine, --package and --onnx");
   if (!args.engine_path.empty()) {
     const std::vector<std::string> given = build_options_given(cmd);
     if (!given.empty()) {
@@ -122,7 +124,7 @@ void add_run_command(CLI::App& app) {
              "outputs, ready for `tensoracle compare`.");
   cmd->add_option("--engine", args->engine_path, "Engine file (runs as built: no build options with it)")
       ->check(CLI::ExistingFile);
-  args->build.add_to(cmd, false);
+  args->build.add_to(cmd);
   cmd->add_option("--inputs", args->inputs,
                   "Input arrays by name (.npz, .npy, .safetensors); arrays that are not engine inputs are skipped, so "
                   "a fixture holding references too can be passed as is")

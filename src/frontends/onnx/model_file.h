@@ -1,0 +1,25 @@
+// Reading an ONNX model file: size limit, protobuf parse, SHA-256 of the bytes, and the opset of
+// the default domain.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "onnx-ml.pb.h"
+#include "tensoracle/status.h"
+
+namespace tensoracle::onnx_import {
+
+struct ModelFile {
+  std::shared_ptr<const onnx::ModelProto> model;
+  std::string sha256;
+  int64_t opset = 0;  // of the default domain (ai.onnx); 0 when the model imports none
+};
+
+// Errors name the file: missing, a directory, over kOnnxMaxModelBytes, not a ModelProto.
+Result<ModelFile> read_model_file(const std::string& path);
+
+// The oldest default-domain opset read.
+inline constexpr int64_t kOldestOpset = 13;
+
+}  // namespace tensoracle::onnx_import

@@ -1,0 +1,188 @@
+// Importing ONNX models built in code: what becomes of inputs (symbolic dims), initializers and
+// nodes, how refusals name the node, and how an imported model enters the engine key.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "host/onnx/onnx_test_models.h"
+#include "tensoracle/build.h"
+#include "tensoracle/engine.h"
+#include "tensoracle/hashing.h"
+#include "tensoracle/onnx.h"
+
+namespace tensoracle::testing {
+namespace {
+
+// relu(x + w) with x [N, 3] (N symbolic) and w [3].
+onnx::ModelProto add_relu_model() {
+  onnx::ModelProto m = onnx_model(17);
+  add_input(m, "x", {-1, 3});
+  add_initializer(m, "w", {3}, {1.0f, -2.0f, 0.5f});
+  add_node(m, "Add", {"x", "w"}, {"sum"}, "add");
+  add_node(m, "Relu", {"sum"}, {"y"}, "relu");
+  add_output(m, "y");
+  return m;
+}
+
+TEST(OnnxImport, SymbolicDimsBecomeDynamicInputs) {
+  TempDir dir;
+  auto model = network_from_onnx(write_model(dir, add_relu_model()));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  ASSERT_EQ(model->inputs.size(), 1u);
+  EXPECT_EQ(model->inputs[0].shape, (Dims{-1, 3}));
+  EXPECT_EQ(model->inputs[0].dim_names, (std::vector<std::string>{"N", ""}));
+  EXPECT_EQ(model->opset, 17);
+  ASSERT_EQ(model->network.outputs().size(), 1u);
+  EXPECT_EQ(model->network.tensor(model->network.outputs()[0]).name, "y");
+  EXPECT_EQ(model->network.tensor(model->network.outputs()[0]).desc.to_string(), "fp32[-1,3]");
+}
+
+TEST(OnnxImport, TheEngineComputesTheModel) {
+  TempDir dir;
+  const std::string path = write_model(dir, add_relu_model());
+  auto model = network_from_onnx(path);
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  auto build = onnx_engine_build(*model, "add_relu");
+  ASSERT_TRUE(build.is_ok()) << build.status().message();
+  build->add_input("x", std::vector<ShapeRange>{ShapeRange{{1, 3}, {2, 3}, {4, 3}}});
+  build->quiet = true;
+  auto bytes = build_serialized_engine(*build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().message();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size());
+  ASSERT_TRUE(engine.is_ok()) << engine.status().message();
+  auto execution = engine->create_execution();
+  ASSERT_TRUE(execution.is_ok()) << execution.status().message();
+  const float x[6] = {0.0f, 1.0f, 2.0f, -3.0f, 4.0f, -1.0f};
+  auto outputs = execution->run_on_host({{"x", ArrayView{DataType::kFloat32, Dims{2, 3}, x}}});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  const HostArray& y = outputs->at("y");
+  const float expected[6] = {1.0f, 0.0f, 2.5f, 0.0f, 2.0f, 0.0f};
+  ASSERT_EQ(y.element_count(), 6);
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y.data_as<float>()[i], expected[i]) << i;
+}
+
+TEST(OnnxImport, TheFileHashAndImporterVersionEnterTheKey) {
+  TempDir dir;
+  const std::string path = write_model(dir, add_relu_model());
+  auto model = network_from_onnx(path);
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  auto build = onnx_engine_build(*model, "add_relu");
+  ASSERT_TRUE(build.is_ok());
+  build->add_input("x", std::vector<ShapeRange>{ShapeRange{{1, 3}, {2, 3}, {4, 3}}});
+  auto prepared = prepare_build(*build);
+  ASSERT_TRUE(prepared.is_ok()) << prepared.status().message();
+  auto file_hash = sha256_file_hex(path);
+  ASSERT_TRUE(file_hash.is_ok());
+  EXPECT_EQ(prepared->manifest.source.at("onnx_sha256"), *file_hash);
+  EXPECT_EQ(prepared->manifest.source.at("onnx_importer"), kOnnxImporterVersion);
+  const std::string json = manifest_to_json(prepared->manifest);
+  EXPECT_NE(json.find("\"onnx_sha256\": \"" + *file_hash + "\""), std::string::npos) << json;
+  auto round_trip = manifest_from_json(json, "manifest");
+  ASSERT_TRUE(round_trip.is_ok()) << round_trip.status().message();
+  EXPECT_EQ(round_trip->source, prepared->manifest.source);
+  // Another file (one byte of the producer differs) is another key, though the graph is the same.
+  onnx::ModelProto other = add_relu_model();
+  other.set_producer_name("tensoracle-tests-2");
+  auto other_model = network_from_onnx(write_model(dir, other, "other.onnx"));
+  ASSERT_TRUE(other_model.is_ok());
+  auto other_build = onnx_engine_build(*other_model, "add_relu");
+  ASSERT_TRUE(other_build.is_ok());
+  other_build->add_input("x", std::vector<ShapeRange>{ShapeRange{{1, 3}, {2, 3}, {4, 3}}});
+  auto other_prepared = prepare_build(*other_build);
+  ASSERT_TRUE(other_prepared.is_ok());
+  EXPECT_EQ(other_prepared->manifest.graph_hash, prepared->manifest.graph_hash);
+  EXPECT_NE(cache_key(other_prepared->manifest), cache_key(prepared->manifest));
+}
+
+TEST(OnnxImport, ADynamicInputNeedsADeclaredRange) {
+  TempDir dir;
+  auto model = network_from_onnx(write_model(dir, add_relu_model()));
+  ASSERT_TRUE(model.is_ok());
+  auto build = onnx_engine_build(*model, "add_relu");
+  ASSERT_TRUE(build.is_ok());
+  auto prepared = prepare_build(*build);
+  ASSERT_FALSE(prepared.is_ok());
+  EXPECT_NE(prepared.status().message().find("input 'x' is fp32[-1,3]; declare its shape range"), std::string::npos)
+      << prepared.status().message();
+}
+
+TEST(OnnxImport, AnUnsupportedOpIsRefusedNamingNodeOpDomainAndOpset) {
+  onnx::ModelProto m = add_relu_model();
+  m.mutable_graph()->mutable_node(1)->set_op_type("Elu");
+  TempDir dir;
+  auto model = network_from_onnx(write_model(dir, m));
+  ASSERT_FALSE(model.is_ok());
+  EXPECT_EQ(model.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(model.status().message().find("ONNX node 'relu' (op Elu, domain ai.onnx, opset 17): the op is not supported"),
+            std::string::npos)
+      << model.status().message();
+}
+
+TEST(OnnxImport, AnUnknownAttributeAndAnotherDomainAreRefused) {
+  TempDir dir;
+  onnx::ModelProto attribute = add_relu_model();
+  onnx::AttributeProto* a = attribute.mutable_graph()->mutable_node(1)->add_attribute();
+  a->set_name("slope");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(0.5f);
+  auto refused = network_from_onnx(write_model(dir, attribute));
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("'relu' (op Relu, domain ai.onnx, opset 17): attribute 'slope' is not supported"),
+            std::string::npos)
+      << refused.status().message();
+  onnx::ModelProto domain = add_relu_model();
+  domain.mutable_graph()->mutable_node(1)->set_domain("com.example");
+  auto other = network_from_onnx(write_model(dir, domain));
+  ASSERT_FALSE(other.is_ok());
+  EXPECT_NE(other.status().message().find("(op Relu, domain com.example, opset 17): the domain 'com.example' is not supported"),
+            std::string::npos)
+      << other.status().message();
+}
+
+TEST(OnnxImport, CheckListsEveryNodeAndWhatItDependsOn) {
+  onnx::ModelProto m = add_relu_model();
+  m.mutable_graph()->mutable_node(0)->set_op_type("BitShift");
+  TempDir dir;
+  auto report = check_onnx_model(write_model(dir, m));
+  ASSERT_TRUE(report.is_ok()) << report.status().message();
+  EXPECT_FALSE(report->importable());
+  ASSERT_EQ(report->nodes.size(), 2u);
+  EXPECT_EQ(report->nodes[0].op_type, "BitShift");
+  EXPECT_FALSE(report->nodes[0].supported);
+  EXPECT_FALSE(report->nodes[1].supported);
+  EXPECT_EQ(report->nodes[1].reason, "reads 'sum' of the refused node 'add'");
+  auto clean = check_onnx_model(write_model(dir, add_relu_model(), "clean.onnx"));
+  ASSERT_TRUE(clean.is_ok());
+  EXPECT_TRUE(clean->importable());
+}
+
+TEST(OnnxImport, ConstantShapeInputsAreReadAtImport) {
+  onnx::ModelProto m = onnx_model(17);
+  add_input(m, "x", {2, 3, 4});
+  onnx::NodeProto* shape = add_node(m, "Constant", {}, {"shape"}, "shape");
+  onnx::AttributeProto* value = shape->add_attribute();
+  value->set_name("value_ints");
+  value->set_type(onnx::AttributeProto::INTS);
+  value->add_ints(0);
+  value->add_ints(-1);
+  add_node(m, "Reshape", {"x", "shape"}, {"y"}, "reshape");
+  add_output(m, "y");
+  TempDir dir;
+  auto model = network_from_onnx(write_model(dir, m));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  EXPECT_EQ(model->network.tensor(model->network.outputs()[0]).desc.to_string(), "fp32[2,12]");
+  // A shape computed by the graph is refused, naming the input.
+  onnx::ModelProto computed = m;
+  computed.mutable_graph()->mutable_node(0)->set_op_type("Shape");
+  computed.mutable_graph()->mutable_node(0)->clear_attribute();
+  computed.mutable_graph()->mutable_node(0)->add_input("x");
+  add_node(computed, "Relu", {"x"}, {"x2"}, "relu");
+  computed.mutable_graph()->mutable_node(1)->set_input(1, "x2");
+  auto refused = network_from_onnx(write_model(dir, computed, "computed.onnx"));
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("input 1 'x2' must be a constant"), std::string::npos)
+      << refused.status().message();
+}
+
+}  // namespace
+}  // namespace tensoracle::testing

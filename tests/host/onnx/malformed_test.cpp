@@ -1,0 +1,154 @@
+// Hostile ONNX files (every file tensoracle reads is untrusted): each is refused with an error naming the file and the fault,
+// never a crash. The files are built here as protobuf messages, then broken.
+#include <gtest/gtest.h>
+
+#include "host/onnx/onnx_test_models.h"
+#include "tensoracle/onnx.h"
+
+namespace tensoracle::testing {
+namespace {
+
+// x + w -> y, with w a [2] initializer.
+onnx::ModelProto valid_model() {
+  onnx::ModelProto m = onnx_model();
+  add_input(m, "x", {2});
+  add_initializer(m, "w", {2}, {1.0f, 2.0f});
+  add_node(m, "Add", {"x", "w"}, {"y"}, "add");
+  add_output(m, "y");
+  return m;
+}
+
+Status import_error(const onnx::ModelProto& m) {
+  TempDir dir;
+  auto imported = network_from_onnx(write_model(dir, m));
+  EXPECT_FALSE(imported.is_ok());
+  return imported.status();
+}
+
+TEST(OnnxMalformed, TheValidModelImports) {
+  TempDir dir;
+  EXPECT_TRUE(network_from_onnx(write_model(dir, valid_model())).is_ok());
+}
+
+TEST(OnnxMalformed, TruncatedProtobufIsCorruptData) {
+  TempDir dir;
+  std::string bytes;
+  ASSERT_TRUE(valid_model().SerializeToString(&bytes));
+  // Cut inside the initializer's raw data, so the last field's length runs past the end.
+  for (size_t keep : {bytes.size() - 3, bytes.size() / 2, size_t{7}}) {
+    write_bytes(dir.file("cut.onnx"), bytes.substr(0, keep));
+    auto imported = network_from_onnx(dir.file("cut.onnx"));
+    ASSERT_FALSE(imported.is_ok()) << keep;
+    EXPECT_EQ(imported.status().code(), StatusCode::kCorruptData) << imported.status().message();
+    EXPECT_NE(imported.status().message().find("cut.onnx"), std::string::npos);
+  }
+}
+
+TEST(OnnxMalformed, NotAFileIsNamed) {
+  auto imported = network_from_onnx("/nonexistent/model.onnx");
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_NE(imported.status().message().find("/nonexistent/model.onnx"), std::string::npos);
+}
+
+TEST(OnnxMalformed, CycleIsRefusedNamingItsNodes) {
+  onnx::ModelProto m = onnx_model();
+  add_input(m, "x", {2});
+  add_node(m, "Add", {"x", "b"}, {"a"}, "first");
+  add_node(m, "Relu", {"a"}, {"b"}, "second");
+  add_output(m, "b");
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("cycle"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("'first'"), std::string::npos) << error.message();
+}
+
+TEST(OnnxMalformed, MissingInitializerNamesTheNodeAndTheValue) {
+  onnx::ModelProto m = valid_model();
+  m.mutable_graph()->clear_initializer();
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("node 'add' (Add) reads 'w'"), std::string::npos) << error.message();
+}
+
+TEST(OnnxMalformed, ValueProducedTwiceIsRefused) {
+  onnx::ModelProto m = valid_model();
+  add_node(m, "Relu", {"x"}, {"w"}, "clobber");
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("'w' is produced twice"), std::string::npos) << error.message();
+}
+
+TEST(OnnxMalformed, InitializerDimsThatOverflowAreRefused) {
+  onnx::ModelProto m = valid_model();
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_dims();
+  w->add_dims(int64_t{1} << 40);
+  w->add_dims(int64_t{1} << 40);
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("initializer 'w'"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("more elements than int64 can count"), std::string::npos) << error.message();
+}
+
+TEST(OnnxMalformed, NegativeDimsAndRankBeyondTheMaximumAreRefused) {
+  onnx::ModelProto negative = valid_model();
+  negative.mutable_graph()->mutable_initializer(0)->set_dims(0, -2);
+  EXPECT_NE(import_error(negative).message().find("dim 0 is -2"), std::string::npos);
+  onnx::ModelProto deep = valid_model();
+  for (int i = 0; i < 9; ++i) deep.mutable_graph()->mutable_initializer(0)->add_dims(1);
+  EXPECT_NE(import_error(deep).message().find("rank 10 exceeds"), std::string::npos);
+}
+
+TEST(OnnxMalformed, InputDimBeyondTheBoundIsRefused) {
+  onnx::ModelProto m = valid_model();
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(
+      int64_t{1} << 62);
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("graph input 'x': dim 0"), std::string::npos) << error.message();
+}
+
+TEST(OnnxMalformed, RawDataOfTheWrongSizeIsRefused) {
+  onnx::ModelProto m = valid_model();
+  m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(7, '\0'));
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("raw_data holds 7 bytes"), std::string::npos) << error.message();
+}
+
+TEST(OnnxMalformed, UnknownAndUnsupportedDataTypesAreNamed) {
+  for (int32_t code : {int32_t{onnx::TensorProto::STRING}, int32_t{onnx::TensorProto::COMPLEX64}, int32_t{99}}) {
+    onnx::ModelProto m = valid_model();
+    m.mutable_graph()->mutable_initializer(0)->set_data_type(code);
+    const Status error = import_error(m);
+    EXPECT_EQ(error.code(), StatusCode::kUnsupported) << error.message();
+    EXPECT_NE(error.message().find("initializer 'w': data type"), std::string::npos) << error.message();
+  }
+  onnx::ModelProto input = valid_model();
+  input.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+  EXPECT_NE(import_error(input).message().find("graph input 'x': data type STRING"), std::string::npos);
+}
+
+TEST(OnnxMalformed, ExternalDataIsRefusedForNow) {
+  onnx::ModelProto m = valid_model();
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto* where = w->add_external_data();
+  where->set_key("location");
+  where->set_value("../../etc/passwd");
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("external file"), std::string::npos) << error.message();
+}
+
+TEST(OnnxMalformed, OldOpsetsAndMissingOpsetsAreRefused) {
+  onnx::ModelProto old = valid_model();
+  old.mutable_opset_import(0)->set_version(11);
+  EXPECT_NE(import_error(old).message().find("opset 11 is older than 13"), std::string::npos);
+  onnx::ModelProto none = valid_model();
+  none.clear_opset_import();
+  EXPECT_NE(import_error(none).message().find("imports no opset"), std::string::npos);
+}
+
+TEST(OnnxMalformed, AnOutputNobodyProducesIsRefused) {
+  onnx::ModelProto m = valid_model();
+  add_output(m, "ghost");
+  EXPECT_NE(import_error(m).message().find("graph output 'ghost'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tensoracle::testing
