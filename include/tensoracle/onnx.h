@@ -15,10 +15,11 @@
 // check_onnx_model lists every such node of a model at once.
 //
 // Initializers and Constant nodes become constants of the Network that borrow the parsed model's
-// bytes (no copy for raw_data; typed fields are converted once). Constant inputs of ops whose
-// layers take attributes (Reshape's shape, Slice's starts, ...) are read at import time.
-// Not yet read: external data files, shape computations other than Shape of a static tensor,
-// the Q/DQ ops, and ops outside the table printed by `tensoracle onnx check` (docs/onnx.md).
+// bytes (no copy for raw_data; typed fields are converted once; external data files next to the
+// model are mapped, and must stay inside its directory). Constant inputs of ops whose layers take
+// attributes (Reshape's shape, Slice's starts, ...) are read at import time. Not yet read: shape
+// computations other than Shape of a static tensor, the Q/DQ ops, and ops outside the table
+// printed by `tensoracle onnx check` (docs/onnx.md).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,7 @@ namespace tensoracle {
 inline constexpr const char* kOnnxImporterVersion = "1";
 
 // The largest model file read (protobuf's own limit is 2 GiB; larger models keep their weights in
-// external data files, not read yet).
+// external data files, which have no limit of their own).
 inline constexpr int64_t kOnnxMaxModelBytes = int64_t{2} * 1024 * 1024 * 1024 - 1;
 
 // A graph input: its type and shape (-1 for a symbolic or unknown dim; dim_names holds the

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "frontends/onnx/external_data.h"
 #include "frontends/onnx/model_file.h"
 #include "frontends/onnx/node_context.h"
 #include "frontends/onnx/op_table.h"
@@ -23,7 +24,7 @@ using Refused = std::map<std::string, std::string>;  // value name -> refused no
 class GraphImporter {
  public:
   GraphImporter(const ModelFile& file, std::string path, OnnxSupportReport* report)
-      : file_(file), graph_(file.model->graph()), path_(std::move(path)), report_(report), values_(net_, file.model) {}
+      : file_(file), graph_(file.model->graph()), path_(std::move(path)), report_(report), external_(path_), values_(net_, file.model, external_) {}
 
   Result<ImportedModel> run() {
     TO_RETURN_IF_ERROR(model_problem(check_opset()));
@@ -77,7 +78,7 @@ class GraphImporter {
     for (const onnx::TensorProto& init : graph_.initializer()) {
       const std::string what = fmt::format("initializer '{}'", init.name());
       TO_RETURN_IF_ERROR(claim(init.name(), what));
-      TO_ASSIGN_OR_RETURN(ConstantValue value, constant_from_tensor(init, file_.model, fmt::format("{}: {}", where(), what)));
+      TO_ASSIGN_OR_RETURN(ConstantValue value, constant_from_tensor(init, file_.model, external_, fmt::format("{}: {}", where(), what)));
       values_.set(init.name(), Value{Tensor{}, std::make_shared<ConstantValue>(std::move(value)), init.name()});
       used_layer_names_.insert(init.name());
     }
@@ -260,6 +261,7 @@ class GraphImporter {
   std::string path_;
   OnnxSupportReport* report_;
   Network net_;
+  ExternalDataFiles external_;
   ValueTable values_;
   std::vector<OnnxInput> inputs_;
   std::map<std::string, std::string> producers_;  // value name -> what produces it

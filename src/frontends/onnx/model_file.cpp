@@ -11,8 +11,8 @@ namespace tensoracle::onnx_import {
 Result<ModelFile> read_model_file(const std::string& path) {
   TO_ASSIGN_OR_RETURN(const std::shared_ptr<const MappedFile> file, MappedFile::open(path));
   if (static_cast<uint64_t>(file->size()) > static_cast<uint64_t>(kOnnxMaxModelBytes))
-    return unsupported("ONNX model '{}': {} bytes exceed the {} bytes a protobuf file can hold (models that keep their "
-                       "weights in external data files are not read yet)",
+    return unsupported("ONNX model '{}': {} bytes exceed the {} bytes a protobuf file can hold (larger models keep "
+                       "their weights in external data files next to the model)",
                        path, file->size(), kOnnxMaxModelBytes);
   auto model = std::make_shared<onnx::ModelProto>();
   if (!model->ParseFromArray(file->data(), static_cast<int>(file->size())))

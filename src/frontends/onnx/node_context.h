@@ -31,8 +31,10 @@ struct Value {
 // The values by ONNX name, shared by every node of a graph.
 class ValueTable {
  public:
-  // `model` keeps the parsed model (whose bytes constants borrow) alive.
-  ValueTable(Network& net, std::shared_ptr<const void> model) : net_(net), model_(std::move(model)) {}
+  // `model` keeps the parsed model (whose bytes constants borrow) alive; `external` reads the
+  // tensors stored in external data files.
+  ValueTable(Network& net, std::shared_ptr<const void> model, ExternalDataFiles& external)
+      : net_(net), model_(std::move(model)), external_(external) {}
   bool contains(const std::string& name) const { return values_.count(name) != 0; }
   void set(const std::string& name, Value value) { values_[name] = std::move(value); }
   const Value* find(const std::string& name) const;
@@ -40,10 +42,12 @@ class ValueTable {
   Tensor tensor(const std::string& name);
   Network& network() { return net_; }
   const std::shared_ptr<const void>& model() const { return model_; }
+  ExternalDataFiles& external() { return external_; }
 
  private:
   Network& net_;
   std::shared_ptr<const void> model_;
+  ExternalDataFiles& external_;
   std::map<std::string, Value> values_;
 };
 
@@ -53,6 +57,7 @@ class NodeContext {
 
   Network& net() { return values_.network(); }
   const std::shared_ptr<const void>& model() const { return values_.model(); }
+  ExternalDataFiles& external() { return values_.external(); }
   const onnx::NodeProto& node() const { return node_; }
   int64_t opset() const { return opset_; }
   // "ONNX node 'conv1' (op Conv, domain ai.onnx, opset 17)".

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "frontends/onnx/external_data.h"
 #include "tensoracle/float_formats.h"
 
 namespace tensoracle::onnx_import {
@@ -60,9 +61,11 @@ std::string onnx_type_name(int32_t onnx_type) {
 }
 
 Result<ConstantValue> constant_from_tensor(const onnx::TensorProto& tensor, const std::shared_ptr<const void>& model,
-                                           const std::string& what) {
-  if (tensor.data_location() == TP::EXTERNAL || tensor.external_data_size() > 0)
-    return unsupported("{}: its data is in an external file; external data is not read yet", what);
+                                           ExternalDataFiles& external, const std::string& what) {
+  if (tensor.data_location() != TP::DEFAULT && tensor.data_location() != TP::EXTERNAL)
+    return unsupported("{}: data_location {} is not supported", what, static_cast<int>(tensor.data_location()));
+  if (tensor.data_location() != TP::EXTERNAL && tensor.external_data_size() > 0)
+    return invalid_argument("{}: it has external_data entries but its data_location is not EXTERNAL", what);
   if (tensor.has_segment()) return unsupported("{}: segmented tensors are not supported", what);
   const std::optional<DataType> dtype = data_type_of_onnx(tensor.data_type());
   if (!dtype) return unsupported("{}: data type {} is not supported", what, onnx_type_name(tensor.data_type()));
@@ -75,6 +78,7 @@ Result<ConstantValue> constant_from_tensor(const onnx::TensorProto& tensor, cons
   TO_ASSIGN_OR_RETURN_CONTEXT(const int64_t bytes, shape.byte_size(*dtype), fmt::format("{}: dims {}", what, shape.to_string()));
   const int64_t count = bytes / static_cast<int64_t>(data_type_size(*dtype));
 
+  if (tensor.data_location() == TP::EXTERNAL) return external.read(tensor, *dtype, shape, bytes, what);
   if (tensor.has_raw_data()) {
     const std::string& raw = tensor.raw_data();
     if (static_cast<int64_t>(raw.size()) != bytes)

@@ -25,11 +25,14 @@ std::optional<DataType> data_type_of_onnx(int32_t onnx_type);
 // "FLOAT", "INT64", ... or "code N" for a code the schema does not name.
 std::string onnx_type_name(int32_t onnx_type);
 
-// The array of `tensor`: raw_data is borrowed (kept alive by `model`), typed fields are converted.
-// Checks the type, dims (non-negative, rank at most Dims::kMaxRank, no overflow) and that the data
-// size matches the dims; errors name `what` (e.g. "initializer 'conv.weight'").
+class ExternalDataFiles;  // external_data.h
+
+// The array of `tensor`: raw_data is borrowed (kept alive by `model`), typed fields are converted,
+// external data is read through `external` (a view into the mapped file). Checks the type, dims
+// (non-negative, rank at most Dims::kMaxRank, no overflow) and that the data size matches the
+// dims; errors name `what` (e.g. "initializer 'conv.weight'").
 Result<ConstantValue> constant_from_tensor(const onnx::TensorProto& tensor, const std::shared_ptr<const void>& model,
-                                           const std::string& what);
+                                           ExternalDataFiles& external, const std::string& what);
 
 // The values of an integer constant (int32 or int64) as int64; errors name `what`.
 Result<std::vector<int64_t>> int_values(const ConstantValue& value, const std::string& what);

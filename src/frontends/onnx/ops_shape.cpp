@@ -282,7 +282,7 @@ Status convert_constant(NodeContext& ctx) {
   std::shared_ptr<const ConstantValue> value;
   if (a.name() == "value") {
     TO_ASSIGN_OR_RETURN(const onnx::AttributeProto* t, ctx.attribute_tensor("value"));
-    TO_ASSIGN_OR_RETURN(ConstantValue v, constant_from_tensor(t->t(), ctx.model(), ctx.where() + ": attribute 'value'"));
+    TO_ASSIGN_OR_RETURN(ConstantValue v, constant_from_tensor(t->t(), ctx.model(), ctx.external(), ctx.where() + ": attribute 'value'"));
     value = std::make_shared<ConstantValue>(std::move(v));
   } else if (a.name() == "value_float" || a.name() == "value_floats") {
     ctx.attribute(a.name());

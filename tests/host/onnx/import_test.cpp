@@ -42,18 +42,9 @@ TEST(OnnxImport, TheEngineComputesTheModel) {
   const std::string path = write_model(dir, add_relu_model());
   auto model = network_from_onnx(path);
   ASSERT_TRUE(model.is_ok()) << model.status().message();
-  auto build = onnx_engine_build(*model, "add_relu");
-  ASSERT_TRUE(build.is_ok()) << build.status().message();
-  build->add_input("x", std::vector<ShapeRange>{ShapeRange{{1, 3}, {2, 3}, {4, 3}}});
-  build->quiet = true;
-  auto bytes = build_serialized_engine(*build);
-  ASSERT_TRUE(bytes.is_ok()) << bytes.status().message();
-  auto engine = Engine::deserialize(bytes->data(), bytes->size());
-  ASSERT_TRUE(engine.is_ok()) << engine.status().message();
-  auto execution = engine->create_execution();
-  ASSERT_TRUE(execution.is_ok()) << execution.status().message();
   const float x[6] = {0.0f, 1.0f, 2.0f, -3.0f, 4.0f, -1.0f};
-  auto outputs = execution->run_on_host({{"x", ArrayView{DataType::kFloat32, Dims{2, 3}, x}}});
+  auto outputs = run_imported(*model, {{"x", ArrayView{DataType::kFloat32, Dims{2, 3}, x}}},
+                              {{"x", ShapeRange{{1, 3}, {2, 3}, {4, 3}}}});
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
   const HostArray& y = outputs->at("y");
   const float expected[6] = {1.0f, 0.0f, 2.5f, 0.0f, 2.0f, 0.0f};

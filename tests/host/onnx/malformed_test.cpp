@@ -123,18 +123,6 @@ TEST(OnnxMalformed, UnknownAndUnsupportedDataTypesAreNamed) {
   EXPECT_NE(import_error(input).message().find("graph input 'x': data type STRING"), std::string::npos);
 }
 
-TEST(OnnxMalformed, ExternalDataIsRefusedForNow) {
-  onnx::ModelProto m = valid_model();
-  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
-  w->clear_raw_data();
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  onnx::StringStringEntryProto* where = w->add_external_data();
-  where->set_key("location");
-  where->set_value("../../etc/passwd");
-  const Status error = import_error(m);
-  EXPECT_NE(error.message().find("external file"), std::string::npos) << error.message();
-}
-
 TEST(OnnxMalformed, OldOpsetsAndMissingOpsetsAreRefused) {
   onnx::ModelProto old = valid_model();
   old.mutable_opset_import(0)->set_version(11);
