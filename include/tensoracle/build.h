@@ -8,8 +8,8 @@
 //   build.add_input("image", ShapeRange{{1, 3, 16, 16}, {8, 3, 16, 16}, {32, 3, 16, 16}});
 //   TO_ASSIGN_OR_RETURN(std::string bytes, build_serialized_engine(build));
 //
-// The builder defines the network, checks the declared inputs against it (names, order, types,
-// ranks and shape ranges; every mismatch named), computes the key manifest (cache.h), asks the
+// The builder defines the network, checks the declared inputs against it (matched by name in any order;
+// types, ranks and shape ranges; every mismatch named), computes the key manifest (cache.h), asks the
 // backend named by `backend` for a plan and writes the engine file (engine_file.h) with the
 // weights the plan uses as aligned blobs, so an engine runs without its safetensors.
 // open_engine (open_engine.h) does the same through the cache.

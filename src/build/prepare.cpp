@@ -2,6 +2,8 @@
 // output shape ranges, the I/O table and the key manifest.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "backends/plan_network.h"
@@ -13,16 +15,36 @@ namespace tensoracle {
 
 namespace {
 
-// Every way the declared inputs disagree with the network's, one sentence each.
-std::vector<std::string> declaration_problems(const Network& net, const std::vector<InputDeclaration>& declared) {
-  std::vector<std::string> problems;
-  const auto& inputs = net.inputs();
-  if (declared.size() != inputs.size()) {
-    std::vector<std::string> names;
-    for (Tensor t : inputs) names.push_back(net.tensor(t).name);
-    problems.push_back(fmt::format("the network has {} input(s) ({}), {} declared", inputs.size(), fmt::join(names, ", "),
-                                   declared.size()));
+// The declarations in the network's input order: they are matched by name, so the order they
+// were declared in (`--input` flags, a map of arrays) does not matter. Names the network lacks,
+// inputs left undeclared and names declared twice are problems, one sentence each.
+std::vector<InputDeclaration> in_network_order(const Network& net, const std::vector<InputDeclaration>& declared,
+                                               std::vector<std::string>& problems) {
+  std::vector<std::string> names;
+  for (Tensor t : net.inputs()) names.push_back(net.tensor(t).name);
+  std::map<std::string, const InputDeclaration*> by_name;
+  for (const InputDeclaration& d : declared) {
+    if (std::find(names.begin(), names.end(), d.name) == names.end())
+      problems.push_back(fmt::format("input '{}' is declared, but the network has no input of that name (its inputs: {})", d.name,
+                                     fmt::join(names, ", ")));
+    else if (!by_name.emplace(d.name, &d).second)
+      problems.push_back(fmt::format("input '{}' is declared twice", d.name));
   }
+  std::vector<InputDeclaration> ordered;
+  for (const std::string& name : names) {
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      problems.push_back(fmt::format("input '{}' of the network is not declared", name));
+    else
+      ordered.push_back(*it->second);
+  }
+  return ordered;
+}
+
+// Every way the declared inputs (in the network's order) disagree with the network's, one
+// sentence each.
+void add_declaration_problems(const Network& net, const std::vector<InputDeclaration>& declared, std::vector<std::string>& problems) {
+  const auto& inputs = net.inputs();
   const size_t profiles = declared.empty() ? 0 : declared.front().profiles.size();
   for (size_t i = 0; i < declared.size(); ++i) {
     const InputDeclaration& d = declared[i];
@@ -30,12 +52,7 @@ std::vector<std::string> declaration_problems(const Network& net, const std::vec
     if (d.profiles.size() != profiles)
       problems.push_back(fmt::format("input '{}': {} profile(s) declared, input '{}' has {}", d.name, d.profiles.size(),
                                      declared.front().name, profiles));
-    if (i >= inputs.size()) continue;
     const TensorInfo& info = net.tensor(inputs[i]);
-    if (info.name != d.name) {
-      problems.push_back(fmt::format("input {} is '{}' in the network, '{}' in the declaration", i, info.name, d.name));
-      continue;
-    }
     if (d.dtype && *d.dtype != info.desc.dtype)
       problems.push_back(fmt::format("input '{}': declared {}, the network takes {}", d.name, data_type_name(*d.dtype),
                                      data_type_name(info.desc.dtype)));
@@ -60,7 +77,6 @@ std::vector<std::string> declaration_problems(const Network& net, const std::vec
       }
     }
   }
-  return problems;
 }
 
 }  // namespace
@@ -105,7 +121,9 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   }
   // Profiles are ranges of inputs: a graph of constants alone has none to build.
   if (net.inputs().empty()) return unsupported("{}: the network has no inputs; an engine needs at least one", what);
-  std::vector<std::string> problems = declaration_problems(net, declared);
+  std::vector<std::string> problems;
+  declared = in_network_order(net, declared, problems);
+  if (problems.empty()) add_declaration_problems(net, declared, problems);
   if (!problems.empty()) return invalid_argument("{}: the declared inputs do not match the network: {}", what, fmt::join(problems, "; "));
 
   PreparedBuild prepared{std::move(net), *weights, {}, {}};

@@ -139,6 +139,45 @@ TEST(Engine, InputsThatShareADimChangeTogether) {
     EXPECT_EQ(out->at("sum").data_as<float>()[i], a.data_as<float>()[i] + b.data_as<float>()[i]) << i;
 }
 
+// Declarations are matched to the network's inputs by name: their order does not matter (flags
+// and maps of arrays come in any order), and the engine's I/O table follows the network's order.
+TEST(Engine, InputsMayBeDeclaredInAnyOrder) {
+  EngineBuild build;
+  build.name = "pair";
+  build.graph_version = "1";
+  build.graph = [](Network& net, const Weights&) {
+    Tensor a = net.add_input("a", DataType::kFloat32, {-1, 4});
+    Tensor b = net.add_input("b", DataType::kFloat32, {-1, 4});
+    net.mark_output(net.sub(a, b), "difference");
+    return net.status();
+  };
+  build.weights_path = weights_of("tinynet");
+  build.quiet = true;
+  build.add_input("b", {ShapeRange{{1, 4}, {2, 4}, {8, 4}}});
+  build.add_input("a", {ShapeRange{{1, 4}, {2, 4}, {8, 4}}});
+  auto bytes = build_serialized_engine(build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size());
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  EXPECT_EQ(engine->input_names(), (std::vector<std::string>{"a", "b"}));
+  HostArray a = image({3, 4}, 1), b = image({3, 4}, 2);
+  auto out = engine->create_execution()->run_on_host({{"a", a.view()}, {"b", b.view()}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(out->at("difference").data_as<float>()[i], a.data_as<float>()[i] - b.data_as<float>()[i]) << i;
+
+  build.inputs.clear();
+  build.add_input("a", {ShapeRange::fixed({2, 4})});
+  build.add_input("a", {ShapeRange::fixed({2, 4})});
+  build.add_input("c", {ShapeRange::fixed({2, 4})});
+  auto refused = build_serialized_engine(build);
+  ASSERT_FALSE(refused.is_ok());
+  const std::string m = refused.status().message();
+  EXPECT_NE(m.find("input 'a' is declared twice"), std::string::npos) << m;
+  EXPECT_NE(m.find("input 'c' is declared, but the network has no input of that name (its inputs: a, b)"), std::string::npos) << m;
+  EXPECT_NE(m.find("input 'b' of the network is not declared"), std::string::npos) << m;
+}
+
 TEST(Engine, EnqueueNamesUnboundTensors) {
   auto bytes = build_serialized_engine(tinynet_build());
   ASSERT_TRUE(bytes.is_ok());
