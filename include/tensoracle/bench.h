@@ -27,7 +27,12 @@
 // - A/B (bench_ab): candidate and baseline alternate sample by sample in one process on the same
 //   inputs (rounds B A, A B, B A, ...: each side goes first equally often); the ratio of medians
 //   candidate / baseline gets a percentile-bootstrap confidence interval over the rounds
-//   (bootstrap_median_ratio), so drift shared by both sides within a round cancels.
+//   (bootstrap_median_ratio), so drift shared by both sides within a round cancels. Each side runs
+//   on `placements` executions with their own device memory (and, given several engines, their
+//   own weights), round i on placement i % placements: where a tensor lands in memory moves an
+//   engine's time by a few tenths of a percent on a GPU, so one placement per side would report
+//   that as a difference between the engines. The bootstrap resamples placements, then rounds
+//   within them, so the interval includes it.
 // - The load check (cuda): NVML, opened at run time (libnvidia-ml.so.1 from the driver); before
 //   the run and every 100 ms during it: other compute processes on the GPU, GPU utilization
 //   before the run, SM clock and clock-event (throttle) reasons. Another process, utilization
@@ -87,10 +92,13 @@ struct RatioInterval {
 // Percentile bootstrap of median(candidate) / median(baseline) over paired rounds: round i holds
 // candidate[i] and baseline[i], measured back to back; each resample draws as many rounds with
 // replacement, and the interval is read off the resampled ratios at (1 - confidence) / 2 and
-// (1 + confidence) / 2. Errors when the sizes differ, there are fewer than 2 rounds, a baseline
-// median is 0, or the settings are out of range.
+// (1 + confidence) / 2. With `clusters` (one id per round: the placement it ran on), a resample
+// first draws as many clusters as there are with replacement, then each drawn cluster's rounds
+// with replacement (a two-stage bootstrap), so variation between clusters widens the interval.
+// Errors when the sizes differ, there are fewer than 2 rounds, a baseline median is 0, or the
+// settings are out of range.
 Result<RatioInterval> bootstrap_median_ratio(const std::vector<double>& candidate, const std::vector<double>& baseline,
-                                             const BootstrapSettings& settings);
+                                             const BootstrapSettings& settings, const std::vector<int>& clusters = {});
 
 // ---- The load check ----
 
@@ -133,6 +141,7 @@ Result<TimingMode> parse_timing_mode(std::string_view name);
 struct BenchSettings {
   int warmup = 10;             // enqueues per execution before timing
   int iterations = 100;        // timed samples per mode (per side for bench_ab)
+  int placements = 8;          // bench_ab: executions per side, each with its own memory (see above)
   int throughput_group = 10;   // enqueues per throughput sample
   std::vector<TimingMode> modes = {TimingMode::kLatency, TimingMode::kThroughput};
   bool load_check = true;
@@ -185,8 +194,15 @@ struct AbReport {
 // Errors name a missing input or a failing call; a loaded GPU is not an error (valid = false).
 Result<BenchReport> bench_engine(const Engine& engine, const NamedArrayViews& inputs, const BenchSettings& settings);
 
-// Times two engines of one backend with the same I/O, interleaved (see above).
+// Times two engines of one backend with the same I/O, interleaved (see above), on
+// settings.placements executions of each (at most iterations / 2, so each has two rounds).
 Result<AbReport> bench_ab(const Engine& candidate, const Engine& baseline, const NamedArrayViews& inputs,
+                          const BenchSettings& settings);
+// The same with the placements given as engines: copies of one engine file each (so their
+// weights are placed apart too), all of one side with the same I/O. settings.placements is not
+// used: each list has as many placements as engines, and both lists need the same number.
+Result<AbReport> bench_ab(const std::vector<const Engine*>& candidate_placements,
+                          const std::vector<const Engine*>& baseline_placements, const NamedArrayViews& inputs,
                           const BenchSettings& settings);
 
 // ---- Inputs ----

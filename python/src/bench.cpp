@@ -63,6 +63,8 @@ void bind_settings(nb::module_& m) {
       .def(nb::init<>())
       .def_rw("warmup", &BenchSettings::warmup, "enqueues per execution before timing")
       .def_rw("iterations", &BenchSettings::iterations, "timed samples per mode (per side for bench_ab)")
+      .def_rw("placements", &BenchSettings::placements,
+              "bench_ab: executions per side, each with its own device memory; the interval resamples them")
       .def_rw("throughput_group", &BenchSettings::throughput_group, "enqueues per throughput sample")
       .def_prop_rw("modes", [](const BenchSettings& s) { return mode_names(s.modes); },
                    [](BenchSettings& s, const std::vector<std::string>& names) {

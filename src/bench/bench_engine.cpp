@@ -2,6 +2,9 @@
 // around them, and the A/B interleaving.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "bench/host_load.h"
 #include "bench/load_check.h"
 #include "bench/timed_execution.h"
@@ -119,45 +122,75 @@ Result<BenchReport> bench_engine(const Engine& engine, const NamedArrayViews& in
 
 Result<AbReport> bench_ab(const Engine& candidate, const Engine& baseline, const NamedArrayViews& inputs,
                           const BenchSettings& settings) {
+  if (settings.placements < 1) return invalid_argument("placements {} (must be >= 1)", settings.placements);
+  // At most iterations / 2 placements, so that each has two rounds.
+  const size_t k = static_cast<size_t>(std::max(1, std::min(settings.placements, settings.iterations / 2)));
+  return bench_ab(std::vector<const Engine*>(k, &candidate), std::vector<const Engine*>(k, &baseline), inputs, settings);
+}
+
+Result<AbReport> bench_ab(const std::vector<const Engine*>& candidate_placements,
+                          const std::vector<const Engine*>& baseline_placements, const NamedArrayViews& inputs,
+                          const BenchSettings& settings) {
   TO_RETURN_IF_ERROR(check_settings(settings));
-  if (candidate.backend() != baseline.backend())
-    return invalid_argument("A/B timing of a {} engine against a {} engine: both must run on one backend",
-                            candidate.backend(), baseline.backend());
-  auto timed_candidate = bench::make_timed_execution(candidate, inputs, settings.profile);
-  if (!timed_candidate.is_ok()) return timed_candidate.status().with_context("candidate");
-  auto timed_baseline = bench::make_timed_execution(baseline, inputs, settings.profile);
-  if (!timed_baseline.is_ok()) return timed_baseline.status().with_context("baseline");
-  bench::TimedExecution& c = **timed_candidate;
-  bench::TimedExecution& b = **timed_baseline;
+  if (candidate_placements.empty() || candidate_placements.size() != baseline_placements.size())
+    return invalid_argument("A/B timing needs as many candidate placements as baseline placements (at least one), got {} and {}",
+                            candidate_placements.size(), baseline_placements.size());
+  const size_t placements = candidate_placements.size();
+  if (static_cast<size_t>(settings.iterations) < 2 * placements)
+    return invalid_argument("A/B timing over {} placements needs at least {} rounds, got {}", placements, 2 * placements,
+                            settings.iterations);
+  const Engine& candidate = *candidate_placements.front();
+  for (const Engine* e : baseline_placements) {
+    if (e->backend() != candidate.backend())
+      return invalid_argument("A/B timing of a {} engine against a {} engine: both must run on one backend",
+                              candidate.backend(), e->backend());
+  }
+  // Each placement: its own execution, device buffers and stream.
+  std::vector<std::unique_ptr<bench::TimedExecution>> c, b;
+  for (size_t p = 0; p < placements; ++p) {
+    auto timed_candidate = bench::make_timed_execution(*candidate_placements[p], inputs, settings.profile);
+    if (!timed_candidate.is_ok()) return timed_candidate.status().with_context(fmt::format("candidate placement {}", p));
+    c.push_back(*std::move(timed_candidate));
+    auto timed_baseline = bench::make_timed_execution(*baseline_placements[p], inputs, settings.profile);
+    if (!timed_baseline.is_ok()) return timed_baseline.status().with_context(fmt::format("baseline placement {}", p));
+    b.push_back(*std::move(timed_baseline));
+  }
 
   AbReport report;
   report.backend = candidate.backend();
   report.batch = batch_of(candidate, inputs);
-  LoadSession load(settings, c.pci_bus_id());
-  TO_RETURN_IF_ERROR(b.warm_up(settings.warmup).with_context("baseline warm-up"));
-  TO_RETURN_IF_ERROR(c.warm_up(settings.warmup).with_context("candidate warm-up"));
+  LoadSession load(settings, c.front()->pci_bus_id());
+  for (size_t p = 0; p < placements; ++p) {
+    TO_RETURN_IF_ERROR(b[p]->warm_up(settings.warmup).with_context("baseline warm-up"));
+    TO_RETURN_IF_ERROR(c[p]->warm_up(settings.warmup).with_context("candidate warm-up"));
+  }
   for (TimingMode mode : settings.modes) {
     AbRun run;
     run.mode = mode;
-    run.candidate = new_run(mode, c, settings);
-    run.baseline = new_run(mode, b, settings);
-    // Rounds B A, A B, B A, ...: each side goes first in half of them.
+    run.candidate = new_run(mode, *c.front(), settings);
+    run.baseline = new_run(mode, *b.front(), settings);
+    std::vector<int> placement_of_round;
+    // Round i runs on placement i % placements (so slow drift spreads over all of them); each
+    // placement's rounds alternate B A, A B, B A, ...: each side goes first in half of them.
     for (int i = 0; i < settings.iterations; ++i) {
-      const bool baseline_first = i % 2 == 0;
+      const size_t p = static_cast<size_t>(i) % placements;
+      placement_of_round.push_back(static_cast<int>(p));
+      const bool baseline_first = (i / static_cast<int>(placements)) % 2 == 0;
       for (int k = 0; k < 2; ++k) {
         const bool is_baseline = (k == 0) == baseline_first;
-        bench::TimedExecution& side = is_baseline ? b : c;
+        bench::TimedExecution& side = is_baseline ? *b[p] : *c[p];
         TimingRun& into = is_baseline ? run.baseline : run.candidate;
         TO_RETURN_IF_ERROR(side.time(mode, 1, into.group, into.samples_ms)
                                .with_context(fmt::format("{} ({})", is_baseline ? "baseline" : "candidate",
                                                          timing_mode_name(mode))));
       }
     }
-    run.candidate.execution = c.execution();
-    run.baseline.execution = b.execution();
+    run.candidate.execution = c.front()->execution();
+    run.baseline.execution = b.front()->execution();
     TO_RETURN_IF_ERROR(finish_run(run.candidate, report.batch));
     TO_RETURN_IF_ERROR(finish_run(run.baseline, report.batch));
-    TO_ASSIGN_OR_RETURN(run.ratio, bootstrap_median_ratio(run.candidate.samples_ms, run.baseline.samples_ms, settings.bootstrap));
+    TO_ASSIGN_OR_RETURN(run.ratio, bootstrap_median_ratio(run.candidate.samples_ms, run.baseline.samples_ms,
+                                                          settings.bootstrap, placement_of_round));
     report.runs.push_back(std::move(run));
   }
   report.load = load.finish();

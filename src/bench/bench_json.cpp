@@ -75,6 +75,7 @@ json settings_json(const BenchSettings& s) {
   for (TimingMode m : s.modes) modes.push_back(timing_mode_name(m));
   return {{"warmup", s.warmup},
           {"iterations", s.iterations},
+          {"placements", s.placements},
           {"throughput_group", s.throughput_group},
           {"modes", modes},
           {"load_check", s.load_check},

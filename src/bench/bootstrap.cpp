@@ -1,11 +1,13 @@
 // The confidence interval of a ratio of medians (bench.h): a percentile bootstrap over paired
 // rounds. Resampling whole rounds keeps what a round's two samples share (the machine's state
-// at that moment), so slow drift shows up in both medians alike instead of widening the interval.
+// at that moment), so slow drift shows up in both medians alike instead of widening the interval;
+// resampling placements first (two stages) makes what differs between placements widen it.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "core/errors.h"
@@ -38,7 +40,7 @@ uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
 }  // namespace
 
 Result<RatioInterval> bootstrap_median_ratio(const std::vector<double>& candidate, const std::vector<double>& baseline,
-                                             const BootstrapSettings& settings) {
+                                             const BootstrapSettings& settings, const std::vector<int>& clusters) {
   if (candidate.size() != baseline.size())
     return invalid_argument("paired bootstrap: {} candidate samples but {} baseline samples", candidate.size(),
                             baseline.size());
@@ -47,6 +49,13 @@ Result<RatioInterval> bootstrap_median_ratio(const std::vector<double>& candidat
     return invalid_argument("bootstrap resamples {} (at least 100 needed)", settings.resamples);
   if (!(settings.confidence > 0 && settings.confidence < 1))
     return invalid_argument("bootstrap confidence {} (must lie strictly between 0 and 1)", settings.confidence);
+  if (!clusters.empty() && clusters.size() != candidate.size())
+    return invalid_argument("paired bootstrap: {} cluster ids for {} rounds", clusters.size(), candidate.size());
+  // The rounds of each cluster (one cluster of every round when none are given).
+  std::map<int, std::vector<size_t>> by_cluster;
+  for (size_t i = 0; i < candidate.size(); ++i) by_cluster[clusters.empty() ? 0 : clusters[i]].push_back(i);
+  std::vector<std::vector<size_t>> groups;
+  for (auto& [id, rounds] : by_cluster) groups.push_back(std::move(rounds));
 
   std::vector<double> c = candidate, b = baseline;
   const double baseline_median = median_in_place(b);
@@ -56,19 +65,30 @@ Result<RatioInterval> bootstrap_median_ratio(const std::vector<double>& candidat
   out.confidence = settings.confidence;
   out.resamples = settings.resamples;
   out.seed = settings.seed;
+  const std::string what =
+      groups.size() == 1
+          ? fmt::format("{} resamples of the rounds with replacement", settings.resamples)
+          : fmt::format("{} two-stage resamples: the {} placements with replacement, then each drawn placement's "
+                        "rounds with replacement",
+                        settings.resamples, groups.size());
   out.method = fmt::format(
-      "percentile bootstrap over {} paired rounds: {} resamples of the rounds with replacement (std::mt19937_64, seed "
-      "{}), the ratio of medians of each, interval at the {:g} and {:g} quantiles",
-      candidate.size(), settings.resamples, settings.seed, (1 - settings.confidence) / 2, (1 + settings.confidence) / 2);
+      "percentile bootstrap over {} paired rounds: {} (std::mt19937_64, seed {}), the ratio of medians of each, interval "
+      "at the {:g} and {:g} quantiles",
+      candidate.size(), what, settings.seed, (1 - settings.confidence) / 2, (1 + settings.confidence) / 2);
 
   std::mt19937_64 rng(settings.seed);
-  const size_t n = candidate.size();
   std::vector<double> ratios(static_cast<size_t>(settings.resamples));
   for (double& ratio : ratios) {
-    for (size_t i = 0; i < n; ++i) {
-      const size_t round = static_cast<size_t>(uniform_below(rng, n));
-      c[i] = candidate[round];
-      b[i] = baseline[round];
+    c.clear();
+    b.clear();
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::vector<size_t>& group =
+          groups.size() == 1 ? groups[0] : groups[static_cast<size_t>(uniform_below(rng, groups.size()))];
+      for (size_t i = 0; i < group.size(); ++i) {
+        const size_t round = group[static_cast<size_t>(uniform_below(rng, group.size()))];
+        c.push_back(candidate[round]);
+        b.push_back(baseline[round]);
+      }
     }
     const double bm = median_in_place(b);
     // A resample whose baseline median is 0 (possible only with zero samples) has no ratio.

@@ -1,5 +1,5 @@
 // tensoracle bench (--engine FILE | --package LIB [build options]) [--inputs FILE] [--batch N]
-//                  [--baseline OTHER] [--mode M]... [--warmup N] [--iterations N] [--group N]
+//                  [--baseline OTHER [--placements N]] [--mode M]... [--warmup N] [--iterations N] [--group N]
 //                  [--profile-layers] [--no-load-check] [--json]
 //
 // Times an engine (docs/bench.md): per-call latency and back-to-back throughput with their
@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 #include "build_options.h"
@@ -87,6 +88,20 @@ Engine open_engine_file(const std::string& path) {
   return value_or_fail(Engine::open(path));
 }
 
+// `count` copies of one engine, each loaded on its own, so each placement of an A/B run has its
+// weights at its own addresses too (a package engine builds once, then comes from the cache).
+std::vector<Engine> placements_of(const std::function<Engine()>& load, int count) {
+  std::vector<Engine> engines;
+  for (int i = 0; i < count; ++i) engines.push_back(load());
+  return engines;
+}
+
+std::vector<const Engine*> pointers_to(const std::vector<Engine>& engines) {
+  std::vector<const Engine*> pointers;
+  for (const Engine& e : engines) pointers.push_back(&e);
+  return pointers;
+}
+
 void run_bench(BenchArgs& args) {
   if (args.engine_path.empty() == !args.build.has_source())
     fail_usage("give exactly one of --engine, --package and --onnx");
@@ -115,11 +130,21 @@ void run_bench(BenchArgs& args) {
     const bool file = is_file(args.baseline);
     if (!file && args.build.package.empty())
       fail_usage(fmt::format("--baseline '{}' is not a file (a graph name needs --package)", args.baseline));
-    const Engine baseline = file ? open_engine_file(args.baseline) : open_package_engine(args, args.baseline, inputs);
+    const int copies = args.settings.placements - 1;  // `engine` is the candidate's first placement
+    std::vector<Engine> candidates = placements_of(
+        [&] { return args.engine_path.empty() ? open_package_engine(args, "", inputs) : open_engine_file(args.engine_path); },
+        copies);
+    const std::vector<Engine> baselines = placements_of(
+        [&] { return file ? open_engine_file(args.baseline) : open_package_engine(args, args.baseline, inputs); },
+        args.settings.placements);
+    std::vector<const Engine*> candidate_placements = pointers_to(candidates);
+    candidate_placements.insert(candidate_placements.begin(), &engine);
     if (!args.json)
-      std::fprintf(stderr, "timing candidate and baseline interleaved: %d warm-up calls each, %d rounds per mode\n",
-                   args.settings.warmup, args.settings.iterations);
-    auto report = bench_ab(engine, baseline, views_of(inputs), args.settings);
+      std::fprintf(stderr,
+                   "timing candidate and baseline interleaved on %d placements each: %d warm-up calls each, %d rounds "
+                   "per mode\n",
+                   args.settings.placements, args.settings.warmup, args.settings.iterations);
+    auto report = bench_ab(candidate_placements, pointers_to(baselines), views_of(inputs), args.settings);
     if (!report.is_ok()) fail_check(report.status().message());
     valid = report->valid;
     text = args.json ? ab_report_json(*report, args.settings) + "\n" : ab_report_text(*report);
@@ -152,6 +177,10 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--iterations", args->settings.iterations, "Timed samples per mode (with --baseline: rounds)")
       ->capture_default_str()->check(CLI::Range(2, 10000000));
+  cmd->add_option("--placements", args->settings.placements,
+                  "With --baseline: copies of each engine loaded apart (own weights, buffers, stream); rounds cycle "
+                  "through them and the interval resamples them, so where memory lands is not taken for a difference")
+      ->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--group", args->settings.throughput_group, "Calls back to back per throughput sample")
       ->capture_default_str()->check(CLI::Range(1, 1000000));
   cmd->add_option("--profile", args->settings.profile, "Optimization profile of the engine");
