@@ -7,9 +7,11 @@
 #include <set>
 
 #include "frontends/onnx/external_data.h"
+#include "frontends/onnx/fold.h"
 #include "frontends/onnx/model_file.h"
 #include "frontends/onnx/node_context.h"
 #include "frontends/onnx/op_table.h"
+#include "passes/passes.h"
 #include "tensoracle/onnx.h"
 
 namespace tensoracle::onnx_import {
@@ -34,7 +36,9 @@ class GraphImporter {
     name_nodes();
     for (int index : order) TO_RETURN_IF_ERROR(convert(index));
     if (report_ == nullptr || (refused_.empty() && stopped_at_.empty())) TO_RETURN_IF_ERROR(model_problem(mark_outputs()));
-    ImportedModel out{std::move(net_), std::move(inputs_), path_, file_.sha256, file_.opset, ""};
+    // The layers of folded nodes, and constants only read at import, are left unused.
+    TO_ASSIGN_OR_RETURN(Network live, passes::remove_dead_layers(net_));
+    ImportedModel out{std::move(live), std::move(inputs_), path_, file_.sha256, file_.opset, ""};
     const onnx::ModelProto& model = *file_.model;
     out.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
     return out;
@@ -208,6 +212,7 @@ class GraphImporter {
         if (const auto r = refused_.find(in); r != refused_.end())
           return refuse_node(index, fmt::format("reads '{}' of the refused node '{}'", in, r->second));
     }
+    const size_t first_layer = net_.num_nodes();
     Status status = Status::ok();
     const ConvertFn converter = (node.domain().empty() || node.domain() == "ai.onnx") ? find_converter(node.op_type()) : nullptr;
     if (converter == nullptr) {
@@ -225,6 +230,7 @@ class GraphImporter {
         for (const std::string& out : node.output())
           if (!out.empty() && !values_.contains(out))
             status = ctx.refuse("output '{}' is not supported", out);
+      if (status.is_ok() && reads_only_constants(node)) status = fold(ctx, first_layer);
     }
     if (report_ == nullptr) return status;
     if (status.is_ok()) {
@@ -233,6 +239,40 @@ class GraphImporter {
     }
     if (!net_.status().is_ok()) stopped_at_ = name;
     return refuse_node(index, status.message());
+  }
+
+  bool reads_only_constants(const onnx::NodeProto& node) const {
+    bool any = false;
+    for (const std::string& in : node.input()) {
+      if (in.empty()) continue;
+      const Value* value = values_.find(in);
+      if (value == nullptr || !value->constant) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  // Computes the outputs of a node that reads only constants (fold.h); they become constants.
+  Status fold(NodeContext& ctx, size_t first_layer) {
+    const onnx::NodeProto& node = ctx.node();
+    std::vector<int> indices;
+    std::vector<Tensor> tensors;
+    for (int i = 0; i < node.output_size(); ++i) {
+      const Value* value = values_.find(node.output(i));
+      if (node.output(i).empty() || value == nullptr || value->constant) continue;
+      indices.push_back(i);
+      tensors.push_back(value->tensor);
+    }
+    if (tensors.empty()) return Status::ok();
+    auto folded = evaluate_constant_layers(net_, first_layer, tensors);
+    if (!folded.is_ok()) return folded.status().with_context(ctx.where() + ": evaluating it at import");
+    if (!folded->has_value()) return Status::ok();
+    for (size_t k = 0; k < indices.size(); ++k) {
+      const std::string name = indices.size() == 1 ? ctx.layer_name() + ":folded"
+                                                   : fmt::format("{}:folded:{}", ctx.layer_name(), indices[k]);
+      values_.set(node.output(indices[k]), Value{Tensor{}, (**folded)[k], name});
+    }
+    return Status::ok();
   }
 
   Status mark_outputs() {

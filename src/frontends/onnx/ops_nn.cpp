@@ -5,19 +5,6 @@
 namespace tensoracle::onnx_import {
 namespace {
 
-// A scalar constant of a floating type (Gemm's alpha and beta).
-Result<Tensor> float_scalar(NodeContext& ctx, DataType dtype, double value, const std::string& name) {
-  TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(dtype, Dims{}));
-  const float f = static_cast<float>(value);
-  switch (dtype) {
-    case DataType::kFloat32: *array.data_as<float>() = f; break;
-    case DataType::kFloat16: *array.data_as<uint16_t>() = float_to_fp16(f); break;
-    case DataType::kBFloat16: *array.data_as<uint16_t>() = float_to_bf16(f); break;
-    default: return ctx.refuse("a scale of {} operands is not supported", data_type_name(dtype));
-  }
-  return ctx.net().add_constant(std::move(array), name);
-}
-
 Status convert_matmul(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor a, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const Tensor b, ctx.input(1));
@@ -134,6 +121,70 @@ Status convert_conv(NodeContext& ctx) {
                                                      .set_name(ctx.layer_name())));
 }
 
+// ConvTranspose on [N, C, H, W] (the deconvolution layer is 2D). The padding comes from `pads`,
+// or from `output_shape` / auto_pad SAME_* (ONNX's rule: the total padding split with the odd
+// one at the end for SAME_UPPER, at the start otherwise).
+Status convert_conv_transpose(NodeContext& ctx) {
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  TO_ASSIGN_OR_RETURN(const Tensor weight, ctx.input(1));
+  const Tensor bias = ctx.optional_input(2);
+  const Dims& xs = ctx.desc(x).shape;
+  const Dims& ws = ctx.desc(weight).shape;
+  if (xs.rank() != 4 || ws.rank() != 4)
+    return ctx.refuse("only 2D ConvTranspose is supported (input {}, weight {})", ctx.desc(x).to_string(),
+                      ctx.desc(weight).to_string());
+  const size_t n = 2;
+  TO_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.attribute_ints("kernel_shape"));
+  const std::vector<int64_t> weight_kernel{ws[2], ws[3]};
+  if (!kernel.empty() && kernel != weight_kernel)
+    return ctx.invalid("kernel_shape [{}] differs from the weight's [{}]", fmt::join(kernel, ","), fmt::join(weight_kernel, ","));
+  TO_ASSIGN_OR_RETURN(std::vector<int64_t> stride, ctx.attribute_ints("strides"));
+  TO_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, ctx.attribute_ints("dilations"));
+  TO_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding, ctx.attribute_ints("output_padding"));
+  TO_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, ctx.attribute_ints("pads"));
+  TO_ASSIGN_OR_RETURN(const std::vector<int64_t> output_shape, ctx.attribute_ints("output_shape"));
+  TO_ASSIGN_OR_RETURN(const std::string auto_pad, ctx.attribute_string("auto_pad", "NOTSET"));
+  TO_ASSIGN_OR_RETURN(const int64_t group, ctx.attribute_int("group", 1));
+  stride = per_dim(stride, n, 1);
+  dilation = per_dim(dilation, n, 1);
+  output_padding = per_dim(output_padding, n, 0);
+  if (stride.size() != n || dilation.size() != n || output_padding.size() != n)
+    return ctx.invalid("strides, dilations and output_padding must have {} values", n);
+  std::vector<int64_t> pre(n, 0), post(n, 0);
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!output_shape.empty() || same) {
+    std::vector<int64_t> wanted = output_shape;
+    if (wanted.size() == n + 2) wanted.erase(wanted.begin(), wanted.begin() + 2);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t in = xs[2 + i];
+      if (in < 0) return ctx.refuse("output_shape or auto_pad {} on a dynamic spatial dim is not supported", auto_pad);
+      if (wanted.size() < n) wanted.push_back(in * stride[i]);
+      const int64_t total = stride[i] * (in - 1) + output_padding[i] + (weight_kernel[i] - 1) * dilation[i] + 1 - wanted[i];
+      if (total < 0) return ctx.refuse("output_shape [{}] needs extra output padding; not supported", fmt::join(wanted, ","));
+      const int64_t start = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pre[i] = start;
+      post[i] = total - start;
+    }
+  } else if (auto_pad == "NOTSET") {
+    if (!pads.empty()) {
+      if (pads.size() != 2 * n) return ctx.invalid("pads has {} values, expected {}", pads.size(), 2 * n);
+      pre.assign(pads.begin(), pads.begin() + static_cast<long>(n));
+      post.assign(pads.begin() + static_cast<long>(n), pads.end());
+    }
+  } else if (auto_pad != "VALID") {
+    return ctx.invalid("auto_pad is '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", auto_pad);
+  }
+  return ctx.set_output(0, ctx.net().deconvolution(x, weight, bias,
+                                                   DeconvolutionAttributes()
+                                                       .set_stride(stride)
+                                                       .set_dilation(dilation)
+                                                       .set_pre_padding(pre)
+                                                       .set_post_padding(post)
+                                                       .set_output_padding(output_padding)
+                                                       .set_groups(group)
+                                                       .set_name(ctx.layer_name())));
+}
+
 Status convert_pool(NodeContext& ctx, PoolingKind kind) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_RETURN_IF_ERROR(ctx.only_outputs(1));
@@ -203,7 +254,9 @@ Status convert_softmax(NodeContext& ctx) {
   return ctx.set_output(0, ctx.net().softmax(x, SoftmaxAttributes().set_axis(axis).set_name(ctx.layer_name())));
 }
 
-Status convert_reduce(NodeContext& ctx, ReduceOp op) {
+}  // namespace
+
+Result<std::optional<ReduceAttributes>> reduce_attributes(NodeContext& ctx, ReduceOp op) {
   TO_ASSIGN_OR_RETURN(const int64_t keep_dims, ctx.attribute_int("keepdims", 1));
   TO_ASSIGN_OR_RETURN(const int64_t noop_with_empty_axes, ctx.attribute_int("noop_with_empty_axes", 0));
   std::vector<int64_t> axes;
@@ -212,10 +265,18 @@ Status convert_reduce(NodeContext& ctx, ReduceOp op) {
   } else {
     TO_ASSIGN_OR_RETURN(axes, ctx.attribute_ints("axes"));
   }
+  if (axes.empty() && noop_with_empty_axes != 0) return std::optional<ReduceAttributes>{};
+  return std::optional<ReduceAttributes>{ReduceAttributes().set_op(op).set_axes(axes).set_keep_dims(keep_dims != 0)};
+}
+
+namespace {
+
+Status convert_reduce(NodeContext& ctx, ReduceOp op) {
+  TO_ASSIGN_OR_RETURN(const std::optional<ReduceAttributes> attrs, reduce_attributes(ctx, op));
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  if (axes.empty() && noop_with_empty_axes != 0) return ctx.set_output(0, x);
-  return ctx.set_output(0, ctx.net().reduce(x, ReduceAttributes().set_op(op).set_axes(axes).set_keep_dims(keep_dims != 0)
-                                                   .set_name(ctx.layer_name())));
+  if (!attrs) return ctx.set_output(0, x);
+  ReduceAttributes named = *attrs;
+  return ctx.set_output(0, ctx.net().reduce(x, named.set_name(ctx.layer_name())));
 }
 
 Status convert_top_k(NodeContext& ctx) {
@@ -241,6 +302,7 @@ const std::vector<OpConverter>& nn_converters() {
       {"MatMul", &convert_matmul},
       {"Gemm", &convert_gemm},
       {"Conv", &convert_conv},
+      {"ConvTranspose", &convert_conv_transpose},
       {"MaxPool", [](NodeContext& c) { return convert_pool(c, PoolingKind::kMax); }},
       {"AveragePool", [](NodeContext& c) { return convert_pool(c, PoolingKind::kAverage); }},
       {"GlobalMaxPool", [](NodeContext& c) { return convert_global_pool(c, PoolingKind::kMax); }},

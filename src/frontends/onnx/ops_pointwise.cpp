@@ -103,13 +103,27 @@ Status convert_where(NodeContext& ctx) {
 
 Status convert_cast(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const int64_t to, ctx.attribute_int("to", 0));
-  TO_ASSIGN_OR_RETURN(const int64_t saturate, ctx.attribute_int("saturate", 1));
-  if (saturate != 1) return ctx.refuse("attribute 'saturate' = {} is not supported (only 1)", saturate);
   const std::optional<DataType> type = data_type_of_onnx(static_cast<int32_t>(to));
   if (!type) return ctx.refuse("attribute 'to' = {} is not supported", onnx_type_name(static_cast<int32_t>(to)));
-  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  return ctx.set_output(0, ctx.net().cast(x, CastAttributes().set_output_type(*type).set_name(ctx.layer_name())));
+  return cast_to(ctx, *type);
 }
+
+}  // namespace
+
+Status cast_to(NodeContext& ctx, DataType type) {
+  // `saturate` only concerns casts to float8: 1 (the default) clamps overflow to the largest
+  // finite value, which the cast layer does not (docs/ops.md: e4m3 overflow gives NaN); 0 is the
+  // layer's rule.
+  TO_ASSIGN_OR_RETURN(const int64_t saturate, ctx.attribute_int("saturate", 1));
+  if ((type == DataType::kFloat8E4M3 || type == DataType::kFloat8E5M2) && saturate != 0)
+    return ctx.refuse("a saturating cast to {} (saturate {}) is not supported; the cast layer overflows to NaN or inf "
+                      "(saturate 0)",
+                      data_type_name(type), saturate);
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  return ctx.set_output(0, ctx.net().cast(x, CastAttributes().set_output_type(type).set_name(ctx.layer_name())));
+}
+
+namespace {
 
 Status convert_identity(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));

@@ -8,27 +8,6 @@
 namespace tensoracle::onnx_import {
 namespace {
 
-Result<int64_t> normalize_axis(NodeContext& ctx, int64_t axis, int64_t rank, const char* what) {
-  if (axis < -rank || axis >= rank) return ctx.invalid("{} {} is outside [{}, {})", what, axis, -rank, rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
-// A reshape of `x` to `out`, where out[j] = -1 marks the dynamic dim that comes from input dim
-// from[j] (or -1 for a new dim of 1). A dynamic dim at its own index is copied (0); a single
-// other dynamic dim is inferred (-1); more than that cannot be expressed by a reshape.
-Status reshape_to(NodeContext& ctx, Tensor x, std::vector<int64_t> out, const std::vector<int64_t>& from) {
-  int inferred = 0;
-  for (size_t j = 0; j < out.size(); ++j) {
-    if (out[j] >= 0) continue;
-    if (from[j] == static_cast<int64_t>(j)) {
-      out[j] = 0;
-    } else if (++inferred > 1) {
-      return ctx.refuse("the output shape has several dynamic dims that move; not supported");
-    }
-  }
-  return ctx.set_output(0, ctx.net().reshape(x, ReshapeAttributes().set_shape(out).set_name(ctx.layer_name())));
-}
-
 Status convert_reshape(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const int64_t allow_zero, ctx.attribute_int("allowzero", 0));
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> shape, ctx.int_list_input(1));
@@ -89,7 +68,8 @@ Status convert_squeeze(NodeContext& ctx) {
     out.push_back(shape[static_cast<size_t>(i)]);
     from.push_back(i);
   }
-  return reshape_to(ctx, x, out, from);
+  TO_ASSIGN_OR_RETURN(const Tensor y, reshape_moving(ctx, x, out, from, ctx.layer_name()));
+  return ctx.set_output(0, y);
 }
 
 Status convert_unsqueeze(NodeContext& ctx) {
@@ -115,7 +95,8 @@ Status convert_unsqueeze(NodeContext& ctx) {
       from.push_back(next++);
     }
   }
-  return reshape_to(ctx, x, out, from);
+  TO_ASSIGN_OR_RETURN(const Tensor y, reshape_moving(ctx, x, out, from, ctx.layer_name()));
+  return ctx.set_output(0, y);
 }
 
 Status convert_transpose(NodeContext& ctx) {
@@ -244,11 +225,6 @@ Status convert_gather(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor data, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const Tensor indices, ctx.input(1));
   return ctx.set_output(0, ctx.net().gather(data, indices, GatherAttributes().set_axis(axis).set_name(ctx.layer_name())));
-}
-
-std::shared_ptr<const ConstantValue> owned_constant(HostArray array) {
-  auto owner = std::make_shared<HostArray>(std::move(array));
-  return std::make_shared<ConstantValue>(ConstantValue{owner->view(), owner});
 }
 
 Status convert_shape(NodeContext& ctx) {
