@@ -3,6 +3,8 @@
 #include <limits>
 #include <string>
 
+#include "quantization/qdq.h"
+
 namespace bert_encoder {
 
 using namespace tensoracle;
@@ -37,9 +39,17 @@ struct Builder {
     return to(net.add_constant(std::move(a)), precision);
   }
 
-  // nn.Linear: x W^T + b.
+  // nn.Linear: x W^T + b (Q/DQ on x and W when quantized).
   Tensor linear(Tensor x, const std::string& name) {
-    Tensor y = net.matmul(x, param(name + ".weight"), MatMulAttributes().set_transpose_b(true).set_name(name));
+    Tensor weight;
+    if (cfg.quantization) {
+      examples::QuantizedInputs q{net, w, *cfg.quantization, precision};
+      weight = q.weight(net.weight(w, name + ".weight"), name);
+      x = q.activation(x, name);
+    } else {
+      weight = param(name + ".weight");
+    }
+    Tensor y = net.matmul(x, weight, MatMulAttributes().set_transpose_b(true).set_name(name));
     return net.add(y, param(name + ".bias"));
   }
   Tensor layer_norm(Tensor x, const std::string& name) {
@@ -89,6 +99,10 @@ Status define(Network& net, const Weights& w, int64_t batch, int64_t length, Dat
   if (cfg.heads < 1 || cfg.hidden % cfg.heads != 0)
     return Status(StatusCode::kInvalidArgument, "bert_encoder: hidden size " + std::to_string(cfg.hidden) +
                                                     " is not a multiple of " + std::to_string(cfg.heads) + " heads");
+  if (cfg.quantization && *cfg.quantization != DataType::kInt8 && *cfg.quantization != DataType::kFloat8E4M3)
+    return Status(StatusCode::kInvalidArgument, "bert_encoder: quantization " +
+                                                    std::string(data_type_name(*cfg.quantization)) +
+                                                    " is not int8 or fp8e4m3");
   Builder b{net, w, cfg, precision};
   Tensor ids = net.add_input(kInputIds, DataType::kInt64, {batch, length});
   Tensor mask = b.additive_mask(net.add_input(kAttentionMask, DataType::kInt64, {batch, length}), length);

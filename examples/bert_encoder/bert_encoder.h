@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "tensoracle/network.h"
 #include "tensoracle/safetensors.h"
@@ -25,6 +26,11 @@ struct Config {
   int64_t intermediate = 3072;
   int64_t layers = 12;
   double layer_norm_eps = 1e-12;
+  // int8 or fp8e4m3: explicit quantization (docs/quantization.md) of every linear layer (query,
+  // key, value, attention output, intermediate, output): Q/DQ on its input (per tensor, scale
+  // "<layer>.input_scale") and weight (per output channel, "<layer>.weight_scale"); attention,
+  // norms and the rest compute in `precision`.
+  std::optional<tensoracle::DataType> quantization;
 };
 
 inline constexpr const char* kInputIds = "input_ids";            // int64 [N, L], token ids in [0, vocab)
@@ -35,7 +41,8 @@ inline constexpr const char* kOutput = "last_hidden_state";      // fp32 [N, L, 
 // since the position embeddings are sliced to it); `batch` may be -1 (dynamic). `precision`
 // (fp32, fp16 or bf16) is the type every layer computes in: every weight is cast to it right after
 // it is read, the padding mask is built in it, and the output is cast back to fp32, so the
-// engine's I/O does not depend on the precision.
+// engine's I/O does not depend on the precision. With config.quantization the weights must also
+// hold the scales (tensoracle calibrate writes them; docs/quantization.md).
 tensoracle::Status define(tensoracle::Network& net, const tensoracle::Weights& weights, int64_t batch, int64_t length,
                           tensoracle::DataType precision = tensoracle::DataType::kFloat32, const Config& config = {});
 

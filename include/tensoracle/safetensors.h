@@ -78,6 +78,13 @@ class Weights {
   // The files backing these weights (one, or every shard).
   std::vector<std::string> files() const;
 
+  // `base`, where every tensor `base` lacks reads as an fp32 scalar 1.0 and is recorded: how
+  // calibration (calibrate.h) defines a Q/DQ graph whose scales do not exist yet. names() and
+  // contains() still describe `base` only.
+  static Weights with_unit_placeholders(const Weights& base);
+  // The names answered with a placeholder so far, sorted (empty for ordinary weights).
+  std::vector<std::string> placeholder_names() const;
+
  private:
   struct Impl;
   std::shared_ptr<const Impl> impl_;

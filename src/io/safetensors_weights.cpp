@@ -1,5 +1,7 @@
 // Weights: one safetensors file, or a sharded checkpoint described by its *.index.json.
 #include <algorithm>
+#include <mutex>
+#include <set>
 #include <string_view>
 
 #include "core/errors.h"
@@ -32,6 +34,12 @@ struct Weights::Impl {
   std::vector<Entry> entries;  // sorted by name
   std::map<std::string, std::string> index_metadata;
   std::string index_path;  // empty for a single file
+  // with_unit_placeholders: the names answered with the placeholder (shared by copies).
+  struct Placeholders {
+    std::mutex mutex;
+    std::set<std::string> names;
+  };
+  std::shared_ptr<Placeholders> placeholders;
 
   const Entry* find(std::string_view name) const {
     const auto it = std::lower_bound(entries.begin(), entries.end(), name,
@@ -138,16 +146,42 @@ std::vector<std::string> Weights::names() const {
 
 bool Weights::contains(const std::string& name) const { return impl_->find(name) != nullptr; }
 
+namespace {
+const float kUnitPlaceholder = 1.0f;
+}
+
 Result<ArrayView> Weights::view(const std::string& name) const {
   const Impl::Entry* entry = impl_->find(name);
+  if (entry == nullptr && impl_->placeholders) {
+    const std::lock_guard<std::mutex> lock(impl_->placeholders->mutex);
+    impl_->placeholders->names.insert(name);
+    return ArrayView{DataType::kFloat32, Dims{}, &kUnitPlaceholder};
+  }
   if (entry == nullptr) return impl_->not_found_error(name);
   return impl_->shards[entry->shard].view(name);
 }
 
 Result<SafetensorsTensorInfo> Weights::info(const std::string& name) const {
   const Impl::Entry* entry = impl_->find(name);
+  if (entry == nullptr && impl_->placeholders)
+    return SafetensorsTensorInfo{name, DataType::kFloat32, Dims{}, 0, sizeof kUnitPlaceholder};
   if (entry == nullptr) return impl_->not_found_error(name);
   return *entry->info;
+}
+
+Weights Weights::with_unit_placeholders(const Weights& base) {
+  // The copy shares the shards' mappings, so the entries' names and infos stay valid.
+  auto impl = std::make_shared<Impl>(*base.impl_);
+  impl->placeholders = std::make_shared<Impl::Placeholders>();
+  Weights weights;
+  weights.impl_ = std::move(impl);
+  return weights;
+}
+
+std::vector<std::string> Weights::placeholder_names() const {
+  if (!impl_->placeholders) return {};
+  const std::lock_guard<std::mutex> lock(impl_->placeholders->mutex);
+  return {impl_->placeholders->names.begin(), impl_->placeholders->names.end()};
 }
 
 const std::map<std::string, std::string>& Weights::metadata() const {

@@ -82,7 +82,8 @@ TEST_F(UsageCli, PackageInfoListsGraphsAndBuildNamesThemWhenItChoosesOne) {
   // No --graph: the first graph, and a note naming the others (resnet50 has no default weights).
   const CliRun several = cli("build --package " + std::string(RESNET50_PACKAGE));
   EXPECT_NE(several.output.find("note: package '" + std::string(RESNET50_PACKAGE) +
-                                "' has 3 graphs (resnet50, resnet50_fp16, resnet50_bf16); using the first, 'resnet50'"),
+                                "' has 7 graphs (resnet50, resnet50_fp16, resnet50_bf16, resnet50_int8, resnet50_fp8, "
+                                "resnet50_int8_fp16, resnet50_fp8_fp16); using the first, 'resnet50'"),
             std::string::npos)
       << several.output;
 
@@ -90,7 +91,7 @@ TEST_F(UsageCli, PackageInfoListsGraphsAndBuildNamesThemWhenItChoosesOne) {
   ASSERT_EQ(info.exit_code, 0) << info.output;
   const json described = json::parse(info.output);
   EXPECT_EQ(described["name"], "resnet50");
-  ASSERT_EQ(described["graphs"].size(), 3u);
+  ASSERT_EQ(described["graphs"].size(), 7u);
   const json& fp16 = described["graphs"][1];
   EXPECT_EQ(fp16["name"], "resnet50_fp16");
   EXPECT_EQ(fp16["graph_version"], "1");
