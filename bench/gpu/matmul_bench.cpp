@@ -93,7 +93,7 @@ Result<std::string> bench_size(const Size& size, const RunContext& ctx, cudaEven
   const Node& mm = net.node(net.find_node("mm").value());
   const TensorDesc a_desc = net.tensor(a).desc, b_desc = net.tensor(b).desc;
   StepInstance step{NodeInstance{mm, {&a_desc, &b_desc}, {product}}, {Layout::kLinear, Layout::kLinear}, {Layout::kLinear},
-                    {}, {}, {product}};
+                    {}, {}, {product}, {}};
   if (size.bias_gelu) {  // the epilogue as the planner forms it: add(r0, r1) -> gelu_tanh(r2)
     step.program.inputs = {product, net.tensor(bias).desc};
     PointwiseInstr add;

@@ -19,6 +19,13 @@ Result<Network> fold_batch_norm(const Network& network);
 // A cast of a constant becomes a constant of the cast's type (exact rounding to nearest even).
 Result<Network> fold_constant_casts(const Network& network);
 
+// A matrix product of two dequantized operands whose `b` is the dequantization of a constant
+// [K, N] matrix read by nothing else, not transposed, reads it transposed instead: the constant
+// becomes [N, K] (a new constant "<name>.transposed"), a per-channel dequantize axis follows its
+// dim, and the matmul sets transpose_b. Exact (the same values, moved). Quantized GEMMs on tensor
+// cores read their weight K-major (cuBLASLt fp8 and int8 take only the "TN" form).
+Result<Network> transpose_dequantized_weights(const Network& network);
+
 // Only the layers that reach an output (constants a fold left unused disappear from the engine).
 Result<Network> remove_dead_layers(const Network& network);
 

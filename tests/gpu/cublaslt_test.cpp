@@ -118,7 +118,7 @@ struct StepFixture {
 
  private:
   explicit StepFixture(const Case& c)
-      : net(network_for(c)), anchor_inputs(descs(net)), step{anchor_of(net, anchor_inputs), {}, {}, {}, {}, {}} {
+      : net(network_for(c)), anchor_inputs(descs(net)), step{anchor_of(net, anchor_inputs), {}, {}, {}, {}, {}, {}} {
     step.input_layouts = {Layout::kLinear, Layout::kLinear};
     step.output_layouts = {Layout::kLinear};
     const TensorDesc product = step.anchor.outputs[0];

@@ -47,7 +47,7 @@ struct OneLayer {
   }
   const Node& node() const { return net.node(net.num_nodes() - 1); }
   cu::StepInstance step(cu::Layout layout = cu::Layout::kLinear) const {
-    cu::StepInstance step{backends::NodeInstance{node(), inputs, outputs}, {}, {}, {}, {}, outputs};
+    cu::StepInstance step{backends::NodeInstance{node(), inputs, outputs}, {}, {}, {}, {}, outputs, {}};
     step.input_layouts.assign(inputs.size(), layout);
     step.output_layouts.assign(outputs.size(), layout);
     if (is_pointwise(node().kind)) {

@@ -149,7 +149,7 @@ class NormOnGpu : public OnGpu {
     for (Tensor t : node.inputs) in_descs.push_back(t.valid() ? &net.tensor(t).desc : nullptr);
     std::vector<TensorDesc> out_descs;
     for (Tensor t : node.outputs) out_descs.push_back(net.tensor(t).desc);
-    StepInstance step{NodeInstance{node, in_descs, out_descs}, {}, {}, {}, {}, out_descs};
+    StepInstance step{NodeInstance{node, in_descs, out_descs}, {}, {}, {}, {}, out_descs, {}};
     step.input_layouts.assign(in_descs.size(), Layout::kLinear);
     step.output_layouts.assign(out_descs.size(), Layout::kLinear);
 

@@ -42,6 +42,9 @@ struct FamilyTraits {
   // Fuses the chain of pointwise layers that alone read the layer's output into its step
   // (StepInstance::program): an epilogue, or for a pointwise layer the rest of its chain.
   bool epilogue = false;
+  // Computes the dequantize layers that alone produce its operands and a quantize layer after its
+  // epilogue (step.h: StepInstance::dequantized, requantize): Q/DQ fusion.
+  bool quantize_fusion = false;
   // Reads and writes rank-4 tensors channels-last (Layout::kNhwc).
   bool nhwc = false;
   // Runs faster channels-last (tensor-core convolutions): a tensor goes nhwc only when a layer

@@ -1,8 +1,12 @@
 #include "backends/cuda/plan_lowering.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "backends/cuda/cuda_tactic.h"
 #include "graph/liveness.h"
@@ -38,16 +42,23 @@ class Lowering {
     for (Tensor t : net.outputs()) is_output_.insert(t.id);
   }
 
-  std::vector<PlannedStep> run() {
+  std::vector<PlannedStep> run(std::vector<std::string>* log) {
     std::vector<bool> taken(net_.num_nodes(), false);
     std::vector<std::pair<size_t, PlannedStep>> steps;  // (position = last node, step)
+    const auto add_step = [&](PlannedStep step) {
+      size_t last = step.anchor;
+      for (size_t n : step.fused) last = std::max(last, n);
+      for (size_t n : step.nodes()) taken[n] = true;
+      steps.emplace_back(last, std::move(step));
+    };
+    // Q/DQ fusion first: the dequantize layers come before the product that takes them.
+    for (size_t i = 0; i < net_.num_nodes(); ++i)
+      if (live_[i] && !taken[i])
+        if (auto step = form_quantized_step(i, taken, log)) add_step(std::move(*step));
     for (size_t i = 0; i < net_.num_nodes(); ++i) {
       const Node& node = net_.node(i);
       if (!live_[i] || taken[i] || node.kind == OpKind::kConstant) continue;
-      PlannedStep step = form_step(i, taken);
-      size_t last = i;
-      for (size_t n : step.fused) last = std::max(last, n);
-      steps.emplace_back(last, std::move(step));
+      add_step(form_step(i, taken));
     }
     std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<PlannedStep> out;
@@ -79,25 +90,107 @@ class Lowering {
       step.inputs = node.inputs;
     }
     step.outputs = node.outputs;
-    if (tactic_families().traits(node).epilogue) {
-      Tensor current = node.outputs[0];
-      while (auto next = chain_successor(current, taken)) {
+    set_linear_layouts(step);
+    if (tactic_families().traits(node).epilogue) grow_epilogue(step, chain, taken);
+    return step;
+  }
+
+  // Absorbs the pointwise layers that alone read the step's output while some family accepts the
+  // grown step; returns the tensor the step then writes.
+  Tensor grow_epilogue(PlannedStep& step, bool chain, const std::vector<bool>& taken) const {
+    Tensor current = step.outputs[0];
+    while (auto next = chain_successor(current, taken)) {
+      PlannedStep grown = step;
+      const Node& c = net_.node(*next);
+      grown.fused.push_back(*next);
+      for (Tensor t : c.inputs) {
+        if (t == current || produced_inside(grown, t)) continue;
+        add_unique(chain ? grown.inputs : grown.extra_inputs, t);
+      }
+      grown.outputs = c.outputs;
+      set_linear_layouts(grown);
+      if (!some_family_accepts(net_, grown, desc_, device_)) break;
+      step = std::move(grown);
+      current = c.outputs[0];
+    }
+    return current;
+  }
+
+  // Why no family that fuses quantization takes `step` ("" when one does).
+  std::string quantize_refusal(const PlannedStep& step) const {
+    auto inst = instantiate(net_, step, desc_);
+    if (!inst.is_ok()) return inst.status().message();
+    std::vector<std::string> reasons;
+    for (const auto& family : tactic_families().for_kind(net_.node(step.anchor).kind)) {
+      if (!family->traits(net_.node(step.anchor)).quantize_fusion) continue;
+      const Status s = family->can_implement(*inst, device_);
+      if (s.is_ok()) return "";
+      reasons.push_back(fmt::format("{}: {}", family->name(), s.message()));
+    }
+    return reasons.empty() ? "no cuda family fuses quantize/dequantize into " + std::string(op_kind_name(net_.node(step.anchor).kind))
+                           : fmt::format("{}", fmt::join(reasons, "; "));
+  }
+
+  // Q/DQ fusion (FamilyTraits::quantize_fusion): a layer whose operands are dequantized takes the
+  // dequantize layers that alone produce them, then its epilogue, then a quantize layer that
+  // alone reads the result, while a family that fuses quantization accepts the step. Where none
+  // does, nothing is taken (each layer becomes a step of its own, the Q/DQ semantics run
+  // explicitly) and the log names the layer and why.
+  std::optional<PlannedStep> form_quantized_step(size_t anchor, const std::vector<bool>& taken,
+                                                 std::vector<std::string>* log) const {
+    const Node& node = net_.node(anchor);
+    // Matrix products and convolutions: the layers a quantized kernel could take.
+    if (node.kind == OpKind::kConstant || is_pointwise(node.kind) || !tactic_families().traits(node).epilogue)
+      return std::nullopt;
+    std::vector<size_t> dequantizers;
+    for (Tensor t : node.inputs) {
+      const int64_t p = t.valid() ? net_.tensor(t).producer : -1;
+      if (p >= 0 && net_.node(static_cast<size_t>(p)).kind == OpKind::kDequantize &&
+          std::find(dequantizers.begin(), dequantizers.end(), static_cast<size_t>(p)) == dequantizers.end())
+        dequantizers.push_back(static_cast<size_t>(p));
+    }
+    if (dequantizers.empty()) return std::nullopt;
+    const auto kept_explicit = [&](const std::string& why) -> std::optional<PlannedStep> {
+      if (log) log->push_back(fmt::format("{}: Q/DQ kept explicit: {}", node.name, why));
+      return std::nullopt;
+    };
+    if (!tactic_families().traits(node).quantize_fusion)
+      return kept_explicit(fmt::format("no cuda family fuses quantize/dequantize into {} yet", op_kind_name(node.kind)));
+    PlannedStep step;
+    step.anchor = anchor;
+    step.inputs = node.inputs;
+    std::vector<Tensor> scales;
+    for (size_t dq : dequantizers) {
+      const Node& d = net_.node(dq);
+      const Tensor out = d.outputs[0];
+      if (taken[dq] || is_output_.count(out.id) || readers_[out.id].size() != 1)
+        return kept_explicit(fmt::format("the output of dequantize '{}' is also read elsewhere{}", d.name,
+                                         is_output_.count(out.id) ? " (a network output)" : ""));
+      step.fused.push_back(dq);
+      for (Tensor& t : step.inputs)
+        if (t == out) t = d.inputs[0];
+      scales.push_back(d.inputs[1]);
+    }
+    for (Tensor t : scales) add_unique(step.inputs, t);
+    step.outputs = node.outputs;
+    set_linear_layouts(step);
+    if (const std::string why = quantize_refusal(step); !why.empty()) return kept_explicit(why);
+    const Tensor result = grow_epilogue(step, /*chain=*/false, taken);
+    if (is_output_.count(result.id) == 0 && readers_[result.id].size() == 1) {
+      const size_t q = readers_[result.id][0];
+      const Node& quantize = net_.node(q);
+      if (!taken[q] && quantize.kind == OpKind::kQuantize && quantize.inputs[0] == result) {
         PlannedStep grown = step;
-        const Node& c = net_.node(*next);
-        grown.fused.push_back(*next);
-        for (Tensor t : c.inputs) {
-          if (t == current || produced_inside(grown, t)) continue;
-          add_unique(chain ? grown.inputs : grown.extra_inputs, t);
-        }
-        grown.outputs = c.outputs;
+        grown.fused.push_back(q);
+        add_unique(grown.inputs, quantize.inputs[1]);
+        grown.outputs = quantize.outputs;
         set_linear_layouts(grown);
-        if (!some_family_accepts(net_, grown, desc_, device_)) break;
-        step = std::move(grown);
-        current = c.outputs[0];
+        if (const std::string why = quantize_refusal(grown); why.empty())
+          step = std::move(grown);
+        else if (log)
+          log->push_back(fmt::format("{}: quantize '{}' kept explicit: {}", node.name, quantize.name, why));
       }
     }
-    set_linear_layouts(step);
-    for (size_t n : step.nodes()) taken[n] = true;
     return step;
   }
 
@@ -118,9 +211,9 @@ class Lowering {
 
 }  // namespace
 
-std::vector<PlannedStep> lower_to_steps(const Network& net, const std::vector<TensorDesc>& desc,
-                                    const DeviceInfo& device) {
-  return Lowering(net, desc, device).run();
+std::vector<PlannedStep> lower_to_steps(const Network& net, const std::vector<TensorDesc>& desc, const DeviceInfo& device,
+                                        std::vector<std::string>* log) {
+  return Lowering(net, desc, device).run(log);
 }
 
 }  // namespace tensoracle::backends::cuda

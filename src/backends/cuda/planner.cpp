@@ -46,7 +46,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<Optimi
     if (node.kind != OpKind::kConstant && tactic_families().for_kind(node.kind).empty())
       return unsupported("layer '{}': the cuda backend has no implementation of {}", node.name, op_kind_name(node.kind));
   }
-  plan.steps = lower_to_steps(net, opt, device);
+  plan.steps = lower_to_steps(net, opt, device, &plan.log);
   assign_layouts(net, plan.steps, opt, device, plan.log);
   const std::map<uint32_t, uint32_t> views = take_views(net, plan.steps, opt, device, plan.log);
 

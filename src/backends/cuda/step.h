@@ -6,8 +6,14 @@
 // - Any other anchor: the step's inputs are the anchor's inputs; `program`, when not empty, is
 //   the anchor's epilogue: program input 0 is the anchor's output 0 (never written to memory),
 //   inputs 1.. are the step's extra inputs, and the step's output 0 is the program's result.
+// - A matrix-product anchor may also compute quantize/dequantize layers (FamilyTraits::
+//   quantize_fusion): dequantize layers producing its operands (`dequantized`: the step reads their
+//   quantized input and scale instead of the operand) and one quantize layer after the epilogue
+//   (`requantize`: the step's output 0 is its output). Only families that declare the trait are
+//   asked about such a step (accepting_families).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "backends/backend.h"
@@ -15,6 +21,33 @@
 #include "backends/cuda/pointwise_program.h"
 
 namespace tensoracle::backends::cuda {
+
+// A dequantize layer computed inside the step, ahead of the anchor.
+struct FusedDequantize {
+  size_t operand = 0;  // the anchor input it produces
+  const Node* layer = nullptr;
+  const TensorDesc* data = nullptr;   // its quantized input (int8 or fp8)
+  const TensorDesc* scale = nullptr;  // its scale
+  size_t data_input = 0, scale_input = 0;  // where both are in the step's inputs
+};
+
+// The quantize layer computed last in the step: it reads the epilogue's result (or the anchor's
+// output) and writes the step's output 0.
+struct FusedQuantize {
+  const Node* layer = nullptr;
+  const TensorDesc* scale = nullptr;
+  size_t scale_input = 0;  // where the scale is in the step's inputs
+  TensorDesc before;       // the value it quantizes (the epilogue's result or the anchor's output)
+};
+
+// The quantize/dequantize layers a step computes besides its anchor and pointwise epilogue.
+struct FusedQuantization {
+  std::vector<FusedDequantize> dequantized;  // by operand, ascending
+  std::optional<FusedQuantize> requantize;
+  // Such a step reads other tensors than its anchor: the descriptions of its inputs
+  // (StepBuffers::inputs order). Empty when it fuses none (the anchor's inputs are the step's).
+  std::vector<const TensorDesc*> inputs;
+};
 
 struct StepInstance {
   NodeInstance anchor;
@@ -24,8 +57,10 @@ struct StepInstance {
   PointwiseProgram program;
   // The descriptions of the step's outputs (the anchor's outputs, or the program's result).
   std::vector<TensorDesc> outputs;
+  FusedQuantization quantization;
 
   bool has_epilogue() const { return !program.empty() && !is_pointwise(anchor.node.kind); }
+  bool fuses_quantization() const { return !quantization.dequantized.empty() || quantization.requantize.has_value(); }
 };
 
 // Device buffers of one step, in the step's orders.

@@ -25,6 +25,7 @@ void FamilyTraits::merge(const FamilyTraits& other) {
       if (std::find(to.begin(), to.end(), i) == to.end()) to.push_back(i);
   };
   epilogue |= other.epilogue;
+  quantize_fusion |= other.quantize_fusion;
   nhwc |= other.nhwc;
   prefers_nhwc |= other.prefers_nhwc;
   add(nhwc_constant_inputs, other.nhwc_constant_inputs);

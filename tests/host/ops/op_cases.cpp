@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "host/ops/op_harness.h"
+#include "host/ops/quantized_matmul_case.h"
 #include "tensoracle/float_formats.h"
 
 namespace tensoracle::testing {
@@ -314,6 +315,38 @@ void quantization_cases(std::vector<OpCase>& c) {
   }
 }
 
+// The Q/DQ matmul pattern (quantized_matmul_case.h), which the cuda backend fuses into one
+// quantized GEMM where it can and runs explicitly where it cannot (the odd K). Bounds against the
+// reference (docs/cuda-backend.md "Q/DQ fusion"): int8 GEMMs are exact in int32 and differ only
+// in where the scales are applied (fp32: ~2^-23 of the sum of |terms|; fp16/bf16: the reference
+// rounds each dequantized operand to the type first); fp8 accumulates in fp32 in another order;
+// a trailing quantize may land one code (int8) or one fp8 step away where the value before it
+// sits at a rounding boundary.
+void quantized_matmul_cases(std::vector<OpCase>& c) {
+  using Q = QuantizedMatmulCase;
+  const DataType i8 = DataType::kInt8, f8 = DataType::kFloat8E4M3, f16 = DataType::kFloat16, bf16 = DataType::kBFloat16;
+  const auto relu = ActivationKind::kRelu, gelu = ActivationKind::kGeluTanh;
+  const std::vector<Q> cases = {
+      Q::of(i8, kF32, {1, 64}, 32),                                                          // batch 1
+      Q::of(i8, kF32, {32, 64}, 48).per_output_channel().with_bias().then(relu),             // 32 rows
+      Q::of(i8, kF32, {2, 16, 64}, 32).stored_nk().per_output_channel().with_bias().then(gelu).quantized_to(i8),
+      Q::of(i8, kF32, {4, 30}, 16).with_bias(),                                              // K = 30: explicit
+      Q::of(f8, f16, {1, 64}, 32),                                                           // batch 1
+      Q::of(f8, f16, {32, 64}, 48).with_bias().then(relu),                                   // 32 rows
+      Q::of(f8, f16, {32, 64}, 32).with_bias().then(gelu).quantized_to(f8),                  // cuBLASLt's D scale
+      Q::of(f8, bf16, {32, 32}, 16).stored_nk().quantized_to(i8),                            // a quantize kernel
+      Q::of(f8, f16, {8, 40}, 16),                                                           // K = 40: explicit
+  };
+  for (const Q& q : cases) {
+    add(c, "matmul", "q/dq " + q.params(), [q](Network& n) { q.build(n); });
+    OpCase& added = c.back();
+    added.low = q.low();
+    added.high = q.high();
+    added.tolerance = {{DataType::kFloat32, {1e-5, 1e-5}}, {f16, {2e-3, 2e-3}}, {bf16, {2e-2, 2e-2}},
+                       {i8, {1, 0}}, {f8, {1.0 / 64, 0.125}}};
+  }
+}
+
 }  // namespace
 
 const std::vector<OpCase>& all_op_cases() {
@@ -329,6 +362,7 @@ const std::vector<OpCase>& all_op_cases() {
     shuffle_cases(c);
     attention_cases(c);
     quantization_cases(c);
+    quantized_matmul_cases(c);
     return c;
   }();
   return cases;

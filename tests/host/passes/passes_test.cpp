@@ -2,6 +2,8 @@
 // what it says to the graph.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backends/registry.h"
 #include "passes/passes.h"
 #include "tensoracle/compare.h"
@@ -89,6 +91,71 @@ TEST(FoldConstantCasts, CastWeightsBecomeConstantsOfTheCastType) {
   auto cmp = compare_outputs(after.at("y").view(), before.at("y").view());
   ASSERT_TRUE(cmp.is_ok());
   EXPECT_EQ(cmp->max_abs_error, 0.0);  // same rounding, same values
+}
+
+// matmul(DQ(x_q), DQ(w_q [K, N])) with an int8 constant weight and a per-channel scale along N.
+Network dequantized_matmul(bool x_dequantized, Dims w_shape = {6, 5}) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kInt8, {3, 6});
+  if (x_dequantized)
+    x = net.dequantize(x, net.add_constant(seeded(DataType::kFloat32, {}, 1)), DequantizeAttributes().set_name("x_dq"));
+  else
+    x = net.add_input("xf", DataType::kFloat32, {3, 6});
+  HostArray codes = seeded(DataType::kFloat64, w_shape, 2);
+  for (int64_t i = 0; i < codes.element_count(); ++i) codes.data_as<double>()[i] *= 250;
+  HostArray w_codes = HostArray::zeros(DataType::kInt8, w_shape).value();
+  convert_elements(DataType::kFloat64, codes.data(), DataType::kInt8, w_codes.data(), static_cast<size_t>(codes.element_count()));
+  Tensor w = net.dequantize(net.add_constant(std::move(w_codes), "w_q"), net.add_constant(seeded(DataType::kFloat32, {w_shape[1]}, 3)),
+                            DequantizeAttributes().set_axis(1).set_name("w_dq"));
+  net.mark_output(net.matmul(x, w, MatMulAttributes().set_name("fc1")), "y");
+  return net;
+}
+
+const MatMulAttributes* matmul_named(const Network& net, const std::string& name) {
+  for (size_t i = 0; i < net.num_nodes(); ++i)
+    if (net.node(i).name == name) return net.node(i).attributes<MatMulAttributes>();
+  return nullptr;
+}
+
+TEST(TransposeDequantizedWeights, AQuantizedWeightIsStoredNkWithItsChannelAxisAndTheSameResult) {
+  Network net = dequantized_matmul(true);
+  std::vector<std::string> log;
+  auto rewritten = optimize_for_inference(net, &log);
+  ASSERT_TRUE(rewritten.is_ok()) << rewritten.status().to_string();
+  const MatMulAttributes* mm = matmul_named(*rewritten, "fc1");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_TRUE(mm->transpose_b);
+  bool found = false;
+  for (size_t i = 0; i < rewritten->num_nodes(); ++i) {
+    const Node& node = rewritten->node(i);
+    if (node.kind == OpKind::kConstant && node.constant->view.dtype == DataType::kInt8) {
+      EXPECT_EQ(node.constant->view.shape, Dims({5, 6}));
+      found = true;
+    }
+    if (node.name == "w_dq") {
+      EXPECT_EQ(node.attributes<DequantizeAttributes>()->axis, 0);
+    }
+  }
+  EXPECT_TRUE(found) << "no int8 weight constant left";
+  EXPECT_NE(std::find(log.begin(), log.end(), "transpose_dequantized_weights: 1 quantized weight(s) stored transposed"), log.end())
+      << ::testing::PrintToString(log);
+
+  HostArray input = seeded(DataType::kFloat64, {3, 6}, 4);
+  HostArray codes = HostArray::zeros(DataType::kInt8, {3, 6}).value();
+  for (int64_t i = 0; i < input.element_count(); ++i) input.data_as<double>()[i] *= 250;
+  convert_elements(DataType::kFloat64, input.data(), DataType::kInt8, codes.data(), 18);
+  NamedArrays before = run_cpu(net, {{"x", codes.view()}});
+  NamedArrays after = run_cpu(*rewritten, {{"x", codes.view()}});
+  auto cmp = compare_outputs(after.at("y").view(), before.at("y").view());
+  ASSERT_TRUE(cmp.is_ok());
+  EXPECT_EQ(cmp->max_abs_error, 0.0);  // the same values, moved
+}
+
+TEST(TransposeDequantizedWeights, LeavesProductsThatAreNotQuantizedOnBothSides) {
+  auto rewritten = optimize_for_inference(dequantized_matmul(false));
+  ASSERT_TRUE(rewritten.is_ok()) << rewritten.status().to_string();
+  ASSERT_NE(matmul_named(*rewritten, "fc1"), nullptr);
+  EXPECT_FALSE(matmul_named(*rewritten, "fc1")->transpose_b);
 }
 
 TEST(RemoveDeadLayers, KeepsOnlyWhatReachesAnOutput) {

@@ -25,7 +25,7 @@ constexpr const char* kFamilyName = "cublaslt.matmul";
 
 // A cuBLASLt handle of the current device for heuristic queries outside a run (can_implement has
 // no RunContext), created on first use and kept for the process; null where none can be created
-// (no GPU), and then can_implement judges by the plan alone.
+// (no GPU).
 cublasLtHandle_t query_handle() {
   static std::mutex mutex;
   static std::map<int, cublasLtHandle_t> handles;
@@ -43,6 +43,17 @@ cublasLtHandle_t query_handle() {
   }
   return it->second;
 }
+
+}  // namespace
+
+Status cublaslt_can_run(const LtGemmDesc& desc, const std::string& layer) {
+  cublasLtHandle_t handle = query_handle();
+  if (!handle) return Status::ok();
+  auto gemm = LtGemm::create(handle, desc);
+  return gemm.is_ok() ? Status::ok() : gemm.status().with_context(fmt::format("layer '{}'", layer));
+}
+
+namespace {
 
 class MatmulTactic final : public CudaTactic {
  public:
@@ -133,13 +144,8 @@ class MatmulFamily final : public TacticFamily {
         device.compute_capability() < 80)
       return unsupported("layer '{}': bf16 needs compute capability 8.0+, this GPU is {}.{}", step.anchor.node.name,
                          device.cc_major, device.cc_minor);
-    // cuBLASLt may have no algorithm for an epilogue at some type and alignment: ask, so that the
-    // planner leaves such a layer unfused instead of failing the build.
-    if (plan.kind == MatmulPlan::Kind::kGemm)
-      if (cublasLtHandle_t handle = query_handle()) {
-        auto gemm = LtGemm::create(handle, plan.gemm);
-        if (!gemm.is_ok()) return gemm.status().with_context(fmt::format("layer '{}'", step.anchor.node.name));
-      }
+    // cuBLASLt may have no algorithm for an epilogue at some type and alignment.
+    if (plan.kind == MatmulPlan::Kind::kGemm) return cublaslt_can_run(plan.gemm, step.anchor.node.name);
     return Status::ok();
   }
 

@@ -20,7 +20,11 @@ Result<cudaDataType_t> cuda_type(DataType type) {
     case DataType::kFloat32: return CUDA_R_32F;
     case DataType::kFloat16: return CUDA_R_16F;
     case DataType::kBFloat16: return CUDA_R_16BF;
-    default: return unsupported("cuBLASLt GEMM: element type {} (takes fp32, fp16, bf16)", data_type_name(type));
+    case DataType::kFloat8E4M3: return CUDA_R_8F_E4M3;
+    case DataType::kInt8: return CUDA_R_8I;
+    case DataType::kInt32: return CUDA_R_32I;
+    default:
+      return unsupported("cuBLASLt GEMM: element type {} (takes fp32, fp16, bf16, fp8e4m3, int8, int32)", data_type_name(type));
   }
 }
 
@@ -136,9 +140,28 @@ Status LtGemm::build() {
   if (d.batch_count < 1) return invalid_argument("cuBLASLt GEMM: batch count {} < 1", d.batch_count);
   TO_ASSIGN_OR_RETURN(const cudaDataType_t in_type, cuda_type(d.input_type));
   TO_ASSIGN_OR_RETURN(const cudaDataType_t out_type, cuda_type(d.output_type));
-  if (d.output_type != d.input_type && d.output_type != DataType::kFloat32)
+  const bool fp8 = d.input_type == DataType::kFloat8E4M3, int8 = d.input_type == DataType::kInt8;
+  const bool fp8_out = fp8 && d.output_type == DataType::kFloat8E4M3;
+  if (fp8 || int8) {
+    if (d.transpose_a || !d.transpose_b)
+      return unsupported("cuBLASLt GEMM: {} inputs take only A [m, k] untransposed and B stored [n, k] (the TN form), not {}",
+                         data_type_name(d.input_type), d.to_string());
+    if (int8 && (d.output_type != DataType::kInt32 || d.use_c || d.use_bias || d.activation != LtActivation::kNone))
+      return unsupported("cuBLASLt GEMM: int8 inputs produce int32 without epilogue here, not {}", d.to_string());
+    if (int8 && (d.n % 4 != 0 || d.k % 4 != 0))
+      return unsupported("cuBLASLt GEMM: int8 needs n and k to be multiples of 4 (n {}, k {})", d.n, d.k);
+    if (fp8 && d.output_type != DataType::kFloat16 && d.output_type != DataType::kBFloat16 &&
+        d.output_type != DataType::kFloat32 && !fp8_out)
+      return unsupported("cuBLASLt GEMM: fp8 inputs produce fp16, bf16, fp32 or fp8e4m3, not {}", data_type_name(d.output_type));
+    if (fp8_out && d.c_type != DataType::kFloat16 && d.c_type != DataType::kBFloat16)
+      return unsupported("cuBLASLt GEMM: an fp8 output needs C of fp16 or bf16, not {}", data_type_name(d.c_type));
+    if (fp8 && d.output_type == DataType::kFloat32 && d.use_bias)
+      return unsupported("cuBLASLt GEMM: fp8 inputs with an fp32 output take a bf16 bias only: {}", d.to_string());
+  } else if (d.output_type != d.input_type && d.output_type != DataType::kFloat32) {
     return unsupported("cuBLASLt GEMM: {} inputs cannot produce {} (the input type or fp32)",
                        data_type_name(d.input_type), data_type_name(d.output_type));
+  }
+  TO_ASSIGN_OR_RETURN(const cudaDataType_t c_type, cuda_type(fp8_out ? d.c_type : d.output_type));
   if (!is_power_of_two(d.pointer_alignment))
     return invalid_argument("cuBLASLt GEMM: pointer alignment {} is not a power of two", d.pointer_alignment);
 
@@ -153,7 +176,17 @@ Status LtGemm::build() {
 
   // Column-major view: D^T[n, m] = op(B)^T[n, k] · op(A)^T[k, m]. cuBLASLt's A is our B and its
   // B is our A; each keeps its own transpose flag.
-  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&matmul_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&matmul_, int8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F,
+                                                     int8 ? CUDA_R_32I : CUDA_R_32F));
+  if (fp8) {
+    // The heuristic needs to know the scales are device pointers; run() sets the real ones.
+    const void* placeholder = reinterpret_cast<const void*>(uintptr_t{16});
+    for (const auto attribute : {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER})
+      TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, attribute, &placeholder, sizeof(placeholder)));
+    if (fp8_out)
+      TO_CUBLAS_RETURN_IF_ERROR(
+          cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &placeholder, sizeof(placeholder)));
+  }
   const int32_t op_b = d.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int32_t op_a = d.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof(op_b)));
@@ -162,8 +195,8 @@ Status LtGemm::build() {
   TO_CUBLAS_RETURN_IF_ERROR(
       cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
   if (d.use_bias) {
-    // The bias has the output's type (cuBLASLt's rule for fp16/bf16 outputs; said explicitly).
-    const int32_t bias_type = out_type;
+    // The bias has C's type (cuBLASLt's rule for fp16/bf16 outputs, and for fp8 ones; said explicitly).
+    const int32_t bias_type = c_type;
     TO_CUBLAS_RETURN_IF_ERROR(
         cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
     // The heuristic reads the bias pointer's alignment from its value: stand in with one that
@@ -175,7 +208,7 @@ Status LtGemm::build() {
 
   TO_RETURN_IF_ERROR(create_layout(&layout_a_, in_type, b_rows, b_cols, ldb, d.batch_count, d.batch_stride_b));
   TO_RETURN_IF_ERROR(create_layout(&layout_b_, in_type, a_rows, a_cols, lda, d.batch_count, d.batch_stride_a));
-  if (d.use_c) TO_RETURN_IF_ERROR(create_layout(&layout_c_, out_type, d.m, d.n, ldc, d.batch_count, d.batch_stride_c));
+  if (d.use_c || fp8_out) TO_RETURN_IF_ERROR(create_layout(&layout_c_, c_type, d.m, d.n, ldc, d.batch_count, d.batch_stride_c));
   TO_RETURN_IF_ERROR(create_layout(&layout_d_, out_type, d.m, d.n, ldd, d.batch_count, d.batch_stride_d));
 
   TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&preference_));
@@ -207,10 +240,30 @@ Status LtGemm::run(cublasLtHandle_t handle, const LtGemmArgs& args, cudaStream_t
   if (desc_.use_bias)
     TO_CUBLAS_RETURN_IF_ERROR(
         cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args.bias, sizeof(args.bias)));
+  const bool fp8 = desc_.input_type == DataType::kFloat8E4M3, int8 = desc_.input_type == DataType::kInt8;
+  const bool fp8_out = fp8 && desc_.output_type == DataType::kFloat8E4M3;
+  if (fp8) {
+    if (!args.a_scale || !args.b_scale || (fp8_out && !args.d_scale))
+      return invalid_argument("cuBLASLt GEMM {}: fp8 needs device scale pointers (a {} b {} d {})", desc_.to_string(),
+                              static_cast<const void*>(args.a_scale), static_cast<const void*>(args.b_scale),
+                              static_cast<const void*>(args.d_scale));
+    // cuBLASLt's A is our B (column-major view, build()).
+    TO_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &args.b_scale, sizeof(args.b_scale)));
+    TO_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &args.a_scale, sizeof(args.a_scale)));
+    if (fp8_out)
+      TO_CUBLAS_RETURN_IF_ERROR(
+          cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &args.d_scale, sizeof(args.d_scale)));
+  }
   const float beta = desc_.use_c ? args.beta : 0.0f;
-  const void* c = desc_.use_c ? args.c : args.d;  // not read when beta is 0
-  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, matmul_, &args.alpha, args.b, layout_a_, args.a, layout_b_, &beta, c,
-                                           desc_.use_c ? layout_c_ : layout_d_, args.d, layout_d_, &algorithm.algo,
+  // Not read when beta is 0; an fp8 output's C has another type than D, so it cannot alias D.
+  const void* c = desc_.use_c ? args.c : fp8_out ? nullptr : args.d;
+  const int32_t int_alpha = 1, int_beta = 0;  // int8: the scale type is int32
+  const void* alpha = int8 ? static_cast<const void*>(&int_alpha) : &args.alpha;
+  const void* beta_value = int8 ? static_cast<const void*>(&int_beta) : &beta;
+  TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, matmul_, alpha, args.b, layout_a_, args.a, layout_b_, beta_value, c,
+                                           layout_c_ ? layout_c_ : layout_d_, args.d, layout_d_, &algorithm.algo,
                                            workspace, algorithm.workspaceSize, stream));
   return Status::ok();
 }

@@ -13,6 +13,18 @@
 //
 // cuBLASLt is column-major; LtGemm computes D^T = op(B)^T · op(A)^T on the same memory, so
 // callers think in row-major only.
+//
+// Quantized inputs (Q/DQ fusion) take only the "TN" form cuBLASLt's fp8 and int8 tensor-core
+// kernels have: A [m, k] stored untransposed, B stored [n, k] (transpose_b):
+// - fp8 e4m3: fp32 accumulation (never the fast-accumulation mode), per-tensor device scales:
+//     D = d_scale · act(alpha · a_scale · b_scale · A·B + beta · C + bias)
+//   with D in fp16, bf16 or fp32, or in fp8 e4m3 (d_scale applies only then, saturating); C and
+//   the bias are of `c_type` (fp16 or bf16 for an fp8 D, otherwise D's type; a bias with an fp32
+//   D must be bf16, cuBLASLt's rule, so it is refused).
+// - int8: exact int32 accumulation, D int32 = alpha · A·B (alpha 1, no epilogue); the caller
+//   applies scales, bias and activation afterwards (cuBLASLt's alpha is one scalar).
+//   cuBLASLt needs n and k to be multiples of 4 here.
+//   
 #pragma once
 
 #include <cstddef>
@@ -37,9 +49,12 @@ inline constexpr int kLtMaxAlgorithms = 32;
 enum class LtActivation : uint8_t { kNone, kRelu, kGeluTanh };  // cuBLASLt's GELU is the tanh form
 
 struct LtGemmDesc {
-  // A and B: fp32, fp16 or bf16 (the same). C, D and bias: the input type, or fp32.
+  // A and B: fp32, fp16 or bf16 (the same), C, D and bias: the input type, or fp32; or quantized
+  // inputs as above (fp8e4m3 or int8).
   DataType input_type = DataType::kFloat32;
   DataType output_type = DataType::kFloat32;
+  // fp8 inputs with an fp8 output: the type of C and the bias (fp16 or bf16). Otherwise unused.
+  DataType c_type = DataType::kFloat16;
   int64_t m = 0, n = 0, k = 0;  // each >= 1
   bool transpose_a = false;     // A[b] is stored [k, m] (else [m, k])
   bool transpose_b = false;     // B[b] is stored [n, k] (else [k, n])
@@ -65,7 +80,13 @@ struct LtGemmArgs {
   const void* bias = nullptr;  // when use_bias
   float alpha = 1.0f;
   float beta = 0.0f;  // when use_c
+  // fp8 inputs: device pointers to one fp32 each (d_scale: when the output is fp8).
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  const float* d_scale = nullptr;
 };
+
+inline bool is_quantized_gemm_type(DataType t) { return t == DataType::kFloat8E4M3 || t == DataType::kInt8; }
 
 class LtGemm {
  public:
@@ -90,7 +111,8 @@ class LtGemm {
 
   // Launches the product on `stream` with `handle` (the one create() planned with, or another on
   // the same device). Only launches: no allocation, no synchronization. Host-side, run() sets
-  // the bias pointer in the matmul descriptor, so one LtGemm must not run on two threads at once.
+  // the bias (and fp8 scale) pointers in the matmul descriptor, so one LtGemm must not run on two
+  // threads at once.
   Status run(cublasLtHandle_t handle, const LtGemmArgs& args, cudaStream_t stream, void* workspace,
              size_t workspace_bytes);
 

@@ -2,7 +2,7 @@
 // on the quantized side, fp32/fp16/bf16 on the other; linear tensors.
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels/pointwise_families.h"
-#include "backends/cuda/kernels/quantize_kernel.h"
+#include "backends/cuda/kernels/quantize_args.h"
 #include "graph/attributes.h"
 #include "graph/op_def.h"
 
@@ -12,23 +12,24 @@ namespace {
 
 bool is_quantized(DataType t) { return t == DataType::kInt8 || t == DataType::kFloat8E4M3; }
 
-// The scale indexing of the step, as the reference decides it: a [C] scale with C != 1 is
-// per-channel along `axis`, anything else one scale.
-Result<QuantizeArgs> quantize_args(const StepInstance& step, bool dequantize) {
-  const Dims& x = step.anchor.inputs[0]->shape;
-  const Dims& s = step.anchor.inputs[1]->shape;
+}  // namespace
+
+Result<QuantizeArgs> quantize_args_of(const Node& node, const TensorDesc& input, const TensorDesc& scale_desc,
+                                      DataType out_type) {
+  const bool dequantize = node.kind == OpKind::kDequantize;
+  const Dims& x = input.shape;
+  const Dims& s = scale_desc.shape;
   QuantizeArgs a;
   a.dequantize = dequantize;
   a.count = elements_in(x);
-  a.in_type = step.anchor.inputs[0]->dtype;
-  a.scale_type = step.anchor.inputs[1]->dtype;
-  a.out_type = step.outputs[0].dtype;
+  a.in_type = input.dtype;
+  a.scale_type = scale_desc.dtype;
+  a.out_type = out_type;
   const bool per_channel = s.rank() == 1 && s[0] != 1;
   if (!per_channel) {
     if (elements_in(s) != 1) return invalid_argument("scale {} is neither one value nor per-channel", s.to_string());
     return a;
   }
-  const Node& node = step.anchor.node;
   int64_t axis_attribute = 0;
   if (dequantize) {
     TO_ASSIGN_OR_RETURN(const DequantizeAttributes* attrs, graph::attributes_of<DequantizeAttributes>(node));
@@ -43,6 +44,12 @@ Result<QuantizeArgs> quantize_args(const StepInstance& step, bool dequantize) {
   for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d) a.inner *= x[d];
   if (a.inner == 0) a.inner = 1;  // an empty tensor: nothing runs
   return a;
+}
+
+namespace {
+
+Result<QuantizeArgs> quantize_args(const StepInstance& step, bool) {
+  return quantize_args_of(step.anchor.node, *step.anchor.inputs[0], *step.anchor.inputs[1], step.outputs[0].dtype);
 }
 
 class QuantizeTactic final : public KernelTactic {

@@ -1,0 +1,185 @@
+// The GEMMs of a BERT-base encoder layer (QKV projection, attention output, FFN up + GELU, FFN
+// down) at batch 1 and 32 (sequence 128): each as the cuda planner forms its step -- fp16
+// "cublaslt.matmul" with the bias (and GELU) epilogue, and the int8 and fp8 Q/DQ patterns as
+// "cublaslt.qmatmul" steps -- with every candidate timed (median of 20 runs after 5 warm-up, CUDA
+// events); per path the fastest. One line per GEMM and batch (times in ms):
+//
+//   ffn_up 4096x768->3072 +bias+gelu: | fp16 cublaslt.matmul T | int8 explicit T fused T | fp8e4m3 explicit T fused T
+//
+// (a path missing from a line: the planner did not fuse that pattern; its step then names the
+// family that took it).
+// Usage: qmatmul_bench
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/plan_lowering.h"
+#include "backends/cuda/planned_step.h"
+#include "backends/plan_network.h"
+#include "core/errors.h"
+#include "passes/passes.h"
+#include "tensoracle/float_formats.h"
+
+namespace tensoracle::backends::cuda {
+namespace {
+
+constexpr int kWarmup = 5;
+constexpr int kTimed = 20;
+
+struct Gemm {
+  const char* name;
+  int64_t tokens, k, n;
+  bool gelu;
+};
+
+// x [tokens, k] · w [k, n] + bias (-> gelu_tanh), named "fc1"; with DQ on both operands when
+// `quantized` is int8 or fp8 (the activation quantized per tensor, the weight per tensor).
+Network network_of(const Gemm& g, DataType quantized) {
+  Network net;
+  const bool q = quantized != DataType::kFloat16;
+  const auto constant = [&](DataType type, Dims shape, double value) {
+    HostArray a = HostArray::zeros(type, shape).value();
+    std::vector<double> v(static_cast<size_t>(a.element_count()));
+    std::mt19937 rng(static_cast<uint32_t>(v.size()));
+    std::uniform_real_distribution<double> u(-value, value);
+    for (double& e : v) e = shape.rank() == 0 ? value : u(rng);
+    convert_elements(DataType::kFloat64, v.data(), type, a.data(), v.size());
+    return net.add_constant(std::move(a));
+  };
+  Tensor x = net.add_input("x", q ? quantized : DataType::kFloat16, {g.tokens, g.k});
+  Tensor w = constant(q ? quantized : DataType::kFloat16, {g.k, g.n}, q ? 100 : 0.05);
+  if (q) {
+    x = net.dequantize(x, constant(DataType::kFloat32, {}, 0.01), DequantizeAttributes().set_output_type(DataType::kFloat16));
+    w = net.dequantize(w, constant(DataType::kFloat32, {}, 0.0005), DequantizeAttributes().set_output_type(DataType::kFloat16));
+  }
+  Tensor y = net.matmul(x, w, MatMulAttributes().set_name("fc1"));
+  y = net.add(y, constant(DataType::kFloat16, {g.n}, 0.5));
+  if (g.gelu) y = net.activation(y, ActivationAttributes().set_kind(ActivationKind::kGeluTanh));
+  net.mark_output(y, "y");
+  return net;
+}
+
+Status fill(const DeviceTensor& t, uint32_t seed) {
+  std::vector<float> values(static_cast<size_t>(t.element_count()));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const float range = t.dtype == DataType::kInt8 ? 100.0f : 1.0f;
+  for (float& v : values) v = t.element_count() == 1 ? 0.01f : range * u(rng);
+  std::vector<unsigned char> bytes(t.byte_size());
+  convert_elements(DataType::kFloat32, values.data(), t.dtype, bytes.data(), values.size());
+  TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(t.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  return Status::ok();
+}
+
+// The fastest candidate of each path ("fused", "explicit", or the family name) for fc1's step.
+Result<std::map<std::string, double>> time_step(const Gemm& g, DataType quantized, const DeviceInfo& device,
+                                                 const RunContext& ctx, cudaEvent_t begin, cudaEvent_t end) {
+  TO_ASSIGN_OR_RETURN(const Network net, passes::optimize_for_inference(network_of(g, quantized)));
+  TO_ASSIGN_OR_RETURN(const std::vector<TensorDesc> desc, infer_tensor_descs(net, {{"x", Dims({g.tokens, g.k})}}));
+  std::vector<std::string> log;
+  const std::vector<PlannedStep> steps = lower_to_steps(net, desc, device, &log);
+  const auto planned = std::find_if(steps.begin(), steps.end(), [&](const PlannedStep& s) { return net.node(s.anchor).name == "fc1"; });
+  TO_ASSERT(planned != steps.end());
+  TO_ASSIGN_OR_RETURN(const StepInstance step, instantiate(net, *planned, desc));
+  std::vector<DeviceBuffer> memory;
+  StepBuffers buffers;
+  uint32_t seed = 1;
+  for (const auto& [tensors, list] : {std::pair{&planned->inputs, &buffers.inputs}, std::pair{&planned->extra_inputs, &buffers.extra_inputs},
+                                      std::pair{&planned->outputs, &buffers.outputs}})
+    for (Tensor t : *tensors) {
+      DeviceTensor d{desc[t.id].dtype, desc[t.id].shape, Layout::kLinear, nullptr};
+      TO_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(std::max<size_t>(d.byte_size(), 1), "bench tensor"));
+      d.data = b.data();
+      memory.push_back(std::move(b));
+      if (list != &buffers.outputs) TO_RETURN_IF_ERROR(fill(d, seed++));
+      list->push_back(d);
+    }
+  std::map<std::string, double> best;
+  for (const TacticFamily* family : accepting_families(step, device, nullptr)) {
+    TO_ASSIGN_OR_RETURN(auto candidates, family->candidates(step, ctx, 16));
+    for (const auto& tactic : candidates) {
+      TO_ASSIGN_OR_RETURN(DeviceBuffer workspace, DeviceBuffer::allocate(std::max<size_t>(tactic->workspace_size(step), 1), "workspace"));
+      buffers.workspace = workspace.data();
+      buffers.workspace_bytes = tactic->workspace_size(step);
+      std::vector<double> times;
+      Status ran = Status::ok();
+      for (int i = 0; i < kWarmup + kTimed && ran.is_ok(); ++i) {
+        TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(begin, ctx.stream));
+        ran = tactic->run(step, buffers, ctx);
+        TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(end, ctx.stream));
+        TO_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(end));
+        float ms = 0;
+        TO_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, begin, end));
+        if (i >= kWarmup) times.push_back(ms);
+      }
+      if (!ran.is_ok()) continue;  // an algorithm that fails here is not the tactic's number
+      std::sort(times.begin(), times.end());
+      const std::string name = tactic->name();
+      const std::string path = name.find("#fused") != std::string::npos      ? "fused"
+                               : name.find("#explicit") != std::string::npos ? "explicit"
+                                                                              : family->name();
+      const double ms = times[times.size() / 2];
+      if (!best.count(path) || ms < best[path]) best[path] = ms;
+    }
+  }
+  if (best.empty()) return unsupported("no candidate ran for {}", g.name);
+  return best;
+}
+
+int run() {
+  auto device = current_device();
+  if (!device.is_ok()) {
+    std::fprintf(stderr, "qmatmul_bench: %s\n", device.status().to_string().c_str());
+    return 1;
+  }
+  auto handles = LibraryHandles::create();
+  cudaStream_t stream = nullptr;
+  cudaEvent_t begin = nullptr, end = nullptr;
+  if (!handles.is_ok() || cudaStreamCreate(&stream) != cudaSuccess || cudaEventCreate(&begin) != cudaSuccess ||
+      cudaEventCreate(&end) != cudaSuccess) {
+    std::fprintf(stderr, "qmatmul_bench: cannot create library handles, a stream or events\n");
+    return 1;
+  }
+  const RunContext ctx = (*handles)->context(stream, &*device);
+  std::printf("qmatmul_bench: BERT-base GEMMs as planned steps; fastest candidate per path, median of %d after %d warm-up\n",
+              kTimed, kWarmup);
+  int status = 0;
+  for (const int64_t tokens : {int64_t{128}, int64_t{32 * 128}}) {
+    for (const Gemm& base : {Gemm{"qkv", 0, 768, 2304, false}, Gemm{"attn_out", 0, 768, 768, false},
+                             Gemm{"ffn_up", 0, 768, 3072, true}, Gemm{"ffn_down", 0, 3072, 768, false}}) {
+      Gemm g = base;
+      g.tokens = tokens;
+      std::string line = fmt::format("{} {}x{}->{} +bias{}:", g.name, g.tokens, g.k, g.n, g.gelu ? "+gelu" : "");
+      for (const DataType type : {DataType::kFloat16, DataType::kInt8, DataType::kFloat8E4M3}) {
+        auto best = time_step(g, type, *device, ctx, begin, end);
+        if (!best.is_ok()) {
+          line += fmt::format(" | {} FAILED {}", data_type_name(type), best.status().to_string());
+          status = 1;
+          continue;
+        }
+        line += fmt::format(" | {}", data_type_name(type));
+        for (const auto& [path, ms] : *best) line += fmt::format(" {} {:.4f} ms", path, ms);
+      }
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }
+  }
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  cudaStreamDestroy(stream);
+  return status;
+}
+
+}  // namespace
+}  // namespace tensoracle::backends::cuda
+
+int main() { return tensoracle::backends::cuda::run(); }

@@ -1,0 +1,61 @@
+#include "backends/cuda/cublaslt/qmatmul_epilogue.h"
+#include "backends/cuda/kernels/pointwise_device.cuh"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+constexpr double kSqrt2OverPi = 0.79788456080286535588;  // the reference's gelu_tanh constants (cpu/unary.cpp)
+
+__global__ void int8_epilogue_kernel(const int32_t* __restrict__ acc, void* __restrict__ y, Int8EpilogueArgs a) {
+  const int64_t count = a.rows * a.cols;
+  const double sa = device::load<double>(a.a_scale, 0, a.a_scale_type);
+  const DataType t = a.product_type;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t n = i % a.cols;
+    const double sb = device::load<double>(a.b_scale, a.b_per_channel ? n : 0, a.b_scale_type);
+    double p = device::round_to<double>(static_cast<double>(acc[i]) * sa * sb, t);
+    if (a.bias) p = device::round_to<double>(p + device::load<double>(a.bias, n, t), t);
+    if (a.residual) p = device::round_to<double>(p + device::load<double>(a.residual, i, t), t);
+    if (a.activation == 1) p = device::round_to<double>(p < 0 ? 0.0 : p, t);
+    if (a.activation == 2) p = device::round_to<double>(0.5 * p * (1.0 + tanh(kSqrt2OverPi * (p + 0.044715 * p * p * p))), t);
+    if (!a.y_scale) {
+      device::store<double>(y, i, t, p);
+      continue;
+    }
+    const float v = static_cast<float>(p) / device::load<float>(a.y_scale, 0, a.y_scale_type);
+    if (a.output_type == DataType::kFloat8E4M3) {
+      static_cast<uint8_t*>(y)[i] = device::float_to_e4m3(v, /*saturate=*/true);
+    } else {
+      const float r = v != v ? 0.0f : rintf(v);  // ties to even; NaN -> 0
+      static_cast<int8_t*>(y)[i] = static_cast<int8_t>(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
+    }
+  }
+}
+
+__global__ void fp8_gemm_scales_kernel(const void* a, DataType a_type, const void* b, DataType b_type, const void* y,
+                                       DataType y_type, float* out) {
+  out[0] = device::load<float>(a, 0, a_type);
+  out[1] = device::load<float>(b, 0, b_type);
+  out[2] = y ? 1.0f / device::load<float>(y, 0, y_type) : 1.0f;
+}
+
+}  // namespace
+
+cudaError_t launch_int8_epilogue(const int32_t* acc, void* y, const Int8EpilogueArgs& args, cudaStream_t stream) {
+  const int64_t count = args.rows * args.cols;
+  if (count == 0) return cudaSuccess;
+  if (args.cols <= 0 || !args.a_scale || !args.b_scale) return cudaErrorInvalidValue;
+  constexpr int kThreads = 256;
+  int8_epilogue_kernel<<<device::grid_for(count, kThreads), kThreads, 0, stream>>>(acc, y, args);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fp8_gemm_scales(const void* a_scale, DataType a_type, const void* b_scale, DataType b_type,
+                                   const void* y_scale, DataType y_type, float* out, cudaStream_t stream) {
+  fp8_gemm_scales_kernel<<<1, 1, 0, stream>>>(a_scale, a_type, b_scale, b_type, y_scale, y_type, out);
+  return cudaGetLastError();
+}
+
+}  // namespace tensoracle::backends::cuda

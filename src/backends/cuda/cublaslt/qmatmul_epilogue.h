@@ -1,0 +1,48 @@
+// The device side of the Q/DQ-fused matmul (qmatmul_plan.h) that cuBLASLt does not do.
+//
+// launch_int8_epilogue: y[m, n] from the int32 product acc[m, n], each step rounded to the type
+// the unfused layers would round it to (the CPU reference's order, computed in fp64):
+//   p = round_T(acc · sa · sb[n | 0])              the matmul of the dequantized operands, T = product type
+//   p = round_T(p + bias[n])                      optional
+//   p = round_T(p + residual[m, n])               optional
+//   p = round_T(relu(p) | gelu_tanh(p))           optional
+//   y = Q(p) = int8: rint(p / sy) saturated, NaN -> 0; fp8e4m3: rounded to nearest even, saturated
+//       (fp32 division, as quantize_kernel.h)  optional; else y = p
+// The only difference from the reference is in the first line: the reference sums the products
+// of the separately rounded dequantized values (round_T(qa·sa) · round_T(qb·sb)) where this
+// scales the exact integer sum once.
+//
+// launch_fp8_gemm_scales: out[0] = sa, out[1] = sb, out[2] = 1 / sy (when `y_scale`), as fp32
+// for cuBLASLt's A/B/D scale pointers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "tensoracle/types.h"
+
+namespace tensoracle::backends::cuda {
+
+struct Int8EpilogueArgs {
+  int64_t rows = 0, cols = 0;
+  DataType product_type = DataType::kFloat32;
+  const void* a_scale = nullptr;
+  DataType a_scale_type = DataType::kFloat32;
+  const void* b_scale = nullptr;  // one value, or `cols` when b_per_channel
+  DataType b_scale_type = DataType::kFloat32;
+  bool b_per_channel = false;
+  const void* bias = nullptr;      // [cols] of product_type, or null
+  const void* residual = nullptr;  // [rows, cols] of product_type, or null
+  int activation = 0;              // 0 none, 1 relu, 2 gelu_tanh
+  const void* y_scale = nullptr;   // the trailing quantize's scale, or null
+  DataType y_scale_type = DataType::kFloat32;
+  DataType output_type = DataType::kFloat32;  // product_type, or int8/fp8e4m3 with y_scale
+};
+
+cudaError_t launch_int8_epilogue(const int32_t* acc, void* y, const Int8EpilogueArgs& args, cudaStream_t stream);
+
+cudaError_t launch_fp8_gemm_scales(const void* a_scale, DataType a_type, const void* b_scale, DataType b_type,
+                                   const void* y_scale, DataType y_type, float* out, cudaStream_t stream);
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,261 @@
+// Family "cublaslt.qmatmul": Q/DQ-fused matrix products (qmatmul_plan.h says what it takes and
+// how each path runs). Candidates are the explicit path and the fused path, each at the ranks of
+// cuBLASLt's heuristic list, so the tactic timer picks fused or explicit by measurement; a
+// recorded choice {"path": "fused" | "explicit", "rank": i} replays by asking the heuristic again.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "backends/cuda/cublaslt/cublaslt_families.h"
+#include "backends/cuda/cublaslt/lt_gemm.h"
+#include "backends/cuda/cublaslt/qmatmul_epilogue.h"
+#include "backends/cuda/cublaslt/qmatmul_plan.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/kernels/quantize_args.h"
+#include "backends/cuda/step_shapes.h"
+#include "core/errors.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+constexpr const char* kFamilyName = "cublaslt.qmatmul";
+constexpr size_t kScratchAlignment = 256;
+
+size_t aligned(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
+
+// The workspace pieces of one path, in order, before cuBLASLt's own workspace.
+struct Scratch {
+  size_t scales = 0;      // fp8: sa, sb, 1/sy as fp32
+  size_t product = 0;     // the product before a quantize kernel (or int8: the int32 product)
+  size_t a = 0, b = 0;    // explicit: the dequantized operands
+  size_t total() const { return scales + product + a + b; }
+};
+
+Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused) {
+  Scratch s;
+  const size_t cells = static_cast<size_t>(plan.rows * plan.cols);
+  const size_t product = data_type_size(plan.product_type);
+  const int64_t k = plan.dequantized.gemm.k;
+  if (fused && plan.kind == QuantizedMatmulPlan::Kind::kInt8) {
+    s.product = aligned(cells * sizeof(int32_t));
+  } else {
+    if (plan.requantize && !(fused && plan.quantized_by_gemm)) s.product = aligned(cells * product);
+    if (fused) s.scales = aligned(3 * sizeof(float));
+  }
+  if (!fused) {
+    s.a = aligned(static_cast<size_t>(plan.rows * k) * product);
+    s.b = aligned(static_cast<size_t>(plan.cols * k) * product);
+  }
+  return s;
+}
+
+class QuantizedMatmulTactic final : public CudaTactic {
+ public:
+  QuantizedMatmulTactic(bool fused, int rank) : fused_(fused), rank_(rank) {}
+
+  std::string name() const override { return fmt::format("{}#{}{}", kFamilyName, fused_ ? "fused" : "explicit", rank_); }
+  nlohmann::json choice() const override { return {{"path", fused_ ? "fused" : "explicit"}, {"rank", rank_}}; }
+
+  size_t workspace_size(const StepInstance& step) const override {
+    if (gemm_ && shapes_.matches(step)) return scratch_.total() + gemm_->workspace_size();
+    // Before initialize() at these shapes: the scratch these shapes need and cuBLASLt's bound.
+    auto plan = plan_quantized_matmul(step, 90);
+    return (plan.is_ok() ? scratch_of(*plan, fused_).total() : 0) + kLtWorkspaceLimit;
+  }
+
+  Status initialize(const StepInstance& step, const RunContext& ctx) override {
+    gemm_.reset();
+    TO_ASSIGN_OR_RETURN(plan_, plan_quantized_matmul(step, ctx.device ? ctx.device->compute_capability() : 0));
+    scratch_ = scratch_of(plan_, fused_);
+    if (scratch_.total() > ctx.workspace_bytes)
+      return unsupported("layer '{}': {} needs {} bytes of scratch, more than the {} bytes of workspace given",
+                         step.anchor.node.name, name(), scratch_.total(), ctx.workspace_bytes);
+    const LtGemmDesc& desc = fused_ ? plan_.gemm : plan_.dequantized.gemm;
+    TO_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ctx.cublaslt, desc, rank_, ctx.workspace_bytes - scratch_.total()));
+    shapes_ = StepShapes::of(step);
+    return Status::ok();
+  }
+
+  Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
+    if (!gemm_ || !shapes_.matches(step))
+      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
+                        step.anchor.node.name, name());
+    TO_ASSERT(buffers.workspace_bytes >= scratch_.total() && !buffers.outputs.empty() &&
+              std::max({plan_.a_data, plan_.a_scale, plan_.b_data, plan_.b_scale, plan_.y_scale}) < buffers.inputs.size() &&
+              std::max(plan_.dequantized.bias_input, plan_.dequantized.residual_input) <
+                  static_cast<int>(buffers.extra_inputs.size()));
+    char* scratch = static_cast<char*>(buffers.workspace);
+    Pieces p;
+    p.scales = reinterpret_cast<float*>(scratch);
+    p.product = scratch + scratch_.scales;
+    p.a = p.product + scratch_.product;
+    p.b = p.a + scratch_.a;
+    p.gemm_workspace = p.b + scratch_.b;
+    p.gemm_workspace_bytes = buffers.workspace_bytes - scratch_.total();
+    if (!fused_) return run_explicit(step, buffers, ctx, p);
+    if (plan_.kind == QuantizedMatmulPlan::Kind::kInt8) return run_int8(buffers, ctx, p);
+    return run_fp8(step, buffers, ctx, p);
+  }
+
+  int algorithm_count() const { return gemm_ ? gemm_->algorithm_count() : 0; }
+
+ private:
+  struct Pieces {
+    float* scales = nullptr;
+    char *product = nullptr, *a = nullptr, *b = nullptr, *gemm_workspace = nullptr;
+    size_t gemm_workspace_bytes = 0;
+  };
+
+  const void* input(const StepBuffers& buffers, size_t i) const { return buffers.inputs[i].data; }
+  const void* extra(const StepBuffers& buffers, int i) const {
+    return i >= 0 ? buffers.extra_inputs[static_cast<size_t>(i)].data : nullptr;
+  }
+
+  // The GEMM's arguments with the epilogue's operands (bias, residual) bound.
+  LtGemmArgs gemm_args(const StepBuffers& buffers) const {
+    LtGemmArgs args;
+    args.bias = extra(buffers, plan_.dequantized.bias_input);
+    args.c = extra(buffers, plan_.dequantized.residual_input);
+    args.beta = args.c ? 1.0f : 0.0f;
+    return args;
+  }
+
+  // The trailing quantize layer as a kernel on the product in `product`.
+  Status quantize(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const void* product) const {
+    const FusedQuantize& q = *step.quantization.requantize;
+    TO_ASSIGN_OR_RETURN(const QuantizeArgs args, quantize_args_of(*q.layer, q.before, *q.scale, plan_.output_type));
+    return cuda_status(launch_quantize(product, input(buffers, plan_.y_scale), buffers.outputs[0].data, args, ctx.stream),
+                       "quantize kernel (Q/DQ-fused matmul)");
+  }
+
+  Status run_fp8(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) {
+    LtGemmArgs args = gemm_args(buffers);
+    const bool fp32_scales = plan_.a_scale_type == DataType::kFloat32 && plan_.b_scale_type == DataType::kFloat32;
+    if (fp32_scales && !plan_.quantized_by_gemm) {
+      args.a_scale = static_cast<const float*>(input(buffers, plan_.a_scale));
+      args.b_scale = static_cast<const float*>(input(buffers, plan_.b_scale));
+    } else {
+      TO_CUDA_RETURN_IF_ERROR(launch_fp8_gemm_scales(input(buffers, plan_.a_scale), plan_.a_scale_type,
+                                                     input(buffers, plan_.b_scale), plan_.b_scale_type,
+                                                     plan_.quantized_by_gemm ? input(buffers, plan_.y_scale) : nullptr,
+                                                     plan_.y_scale_type, p.scales, ctx.stream));
+      args.a_scale = p.scales;
+      args.b_scale = p.scales + 1;
+      args.d_scale = p.scales + 2;
+    }
+    const bool kernel_quantizes = plan_.requantize && !plan_.quantized_by_gemm;
+    args.a = input(buffers, plan_.a_data);
+    args.b = input(buffers, plan_.b_data);
+    args.d = kernel_quantizes ? p.product : buffers.outputs[0].data;
+    TO_RETURN_IF_ERROR(gemm_->run(ctx.cublaslt, args, ctx.stream, p.gemm_workspace, p.gemm_workspace_bytes));
+    return kernel_quantizes ? quantize(step, buffers, ctx, p.product) : Status::ok();
+  }
+
+  Status run_int8(const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) {
+    LtGemmArgs args;
+    args.a = input(buffers, plan_.a_data);
+    args.b = input(buffers, plan_.b_data);
+    args.d = p.product;
+    TO_RETURN_IF_ERROR(gemm_->run(ctx.cublaslt, args, ctx.stream, p.gemm_workspace, p.gemm_workspace_bytes));
+    Int8EpilogueArgs e;
+    e.rows = plan_.rows;
+    e.cols = plan_.cols;
+    e.product_type = plan_.product_type;
+    e.a_scale = input(buffers, plan_.a_scale);
+    e.a_scale_type = plan_.a_scale_type;
+    e.b_scale = input(buffers, plan_.b_scale);
+    e.b_scale_type = plan_.b_scale_type;
+    e.b_per_channel = plan_.b_per_channel;
+    e.bias = extra(buffers, plan_.dequantized.bias_input);
+    e.residual = extra(buffers, plan_.dequantized.residual_input);
+    const LtActivation act = plan_.dequantized.gemm.activation;
+    e.activation = act == LtActivation::kRelu ? 1 : act == LtActivation::kGeluTanh ? 2 : 0;
+    e.y_scale = plan_.requantize ? input(buffers, plan_.y_scale) : nullptr;
+    e.y_scale_type = plan_.y_scale_type;
+    e.output_type = plan_.output_type;
+    return cuda_status(launch_int8_epilogue(reinterpret_cast<const int32_t*>(p.product), buffers.outputs[0].data, e, ctx.stream),
+                       "int8 GEMM epilogue kernel");
+  }
+
+  // The layers as they would run unfused, inside one step.
+  Status run_explicit(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) const {
+    const FusedDequantize& a = step.quantization.dequantized[0];
+    const FusedDequantize& b = step.quantization.dequantized[1];
+    TO_ASSIGN_OR_RETURN(const QuantizeArgs qa, quantize_args_of(*a.layer, *a.data, *a.scale, plan_.product_type));
+    TO_ASSIGN_OR_RETURN(const QuantizeArgs qb, quantize_args_of(*b.layer, *b.data, *b.scale, plan_.product_type));
+    TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, plan_.a_data), input(buffers, plan_.a_scale), p.a, qa, ctx.stream));
+    TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, plan_.b_data), input(buffers, plan_.b_scale), p.b, qb, ctx.stream));
+    LtGemmArgs args = gemm_args(buffers);
+    args.a = p.a;
+    args.b = p.b;
+    args.d = plan_.requantize ? p.product : buffers.outputs[0].data;
+    TO_RETURN_IF_ERROR(gemm_->run(ctx.cublaslt, args, ctx.stream, p.gemm_workspace, p.gemm_workspace_bytes));
+    return plan_.requantize ? quantize(step, buffers, ctx, p.product) : Status::ok();
+  }
+
+  bool fused_;
+  int rank_;
+  QuantizedMatmulPlan plan_;
+  Scratch scratch_;
+  std::unique_ptr<LtGemm> gemm_;
+  StepShapes shapes_;
+};
+
+class QuantizedMatmulFamily final : public TacticFamily {
+ public:
+  std::string name() const override { return kFamilyName; }
+  FamilyTraits traits(const Node&) const override {
+    FamilyTraits t;
+    t.epilogue = true;
+    t.quantize_fusion = true;
+    return t;
+  }
+
+  Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
+    TO_ASSIGN_OR_RETURN(const QuantizedMatmulPlan plan, plan_quantized_matmul(step, device.compute_capability()));
+    return cublaslt_can_run(plan.gemm, step.anchor.node.name);
+  }
+
+  Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
+                                                              int limit) const override {
+    std::vector<std::unique_ptr<CudaTactic>> out;
+    Status first_failure = Status::ok();
+    // Each path gets half the candidates; the explicit path (our kernels around a plain GEMM)
+    // comes first so that the timer checks the fused one against it. At a limit of 1: the fused
+    // path alone (the best guess).
+    const int fused_count = std::max(1, limit - limit / 2), explicit_count = limit / 2;
+    for (const bool fused : {false, true}) {
+      for (int rank = 0; rank < (fused ? fused_count : explicit_count); ++rank) {
+        auto tactic = std::make_unique<QuantizedMatmulTactic>(fused, rank);
+        const Status made = tactic->initialize(step, ctx);
+        if (!made.is_ok()) {
+          if (first_failure.is_ok()) first_failure = made;
+          break;
+        }
+        const int available = tactic->algorithm_count();
+        out.push_back(std::move(tactic));
+        if (rank + 1 >= available) break;
+      }
+    }
+    if (out.empty()) return first_failure;
+    return out;
+  }
+
+  Result<std::unique_ptr<CudaTactic>> replay(const StepInstance& step, const nlohmann::json& choice) const override {
+    const auto path = choice.is_object() ? choice.find("path") : choice.end();
+    const auto rank = choice.is_object() ? choice.find("rank") : choice.end();
+    if (path == choice.end() || !path->is_string() || (*path != "fused" && *path != "explicit") || rank == choice.end() ||
+        !rank->is_number_integer() || rank->get<int64_t>() < 0 || rank->get<int64_t>() >= kLtMaxAlgorithms)
+      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\" or \"explicit\" and \"rank\": an integer in [0, {})",
+                              step.anchor.node.name, kFamilyName, choice.dump(), kLtMaxAlgorithms);
+    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedMatmulTactic>(*path == "fused", rank->get<int>()));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const TacticFamily> make_cublaslt_qmatmul_family() { return std::make_shared<QuantizedMatmulFamily>(); }
+
+}  // namespace tensoracle::backends::cuda

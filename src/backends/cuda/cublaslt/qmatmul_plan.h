@@ -1,0 +1,63 @@
+// How a Q/DQ-fused matmul step maps onto cuBLASLt (step.h: a kMatMul anchor whose two operands
+// are dequantize layers of the step, with an optional epilogue and trailing quantize layer):
+//
+//   y = [Q_sy]( act( DQ(a_q, sa) · DQ(b_q, sb) [+ bias] [+ residual] ) )
+//
+// Pure host code: the family's can_implement, candidates and replay start here.
+//
+// - fp8 e4m3 (both operands): one cuBLASLt call with per-tensor device scales (A/B scale
+//   pointers) and the bias/residual/relu/gelu_tanh epilogue; a trailing fp8 quantize of an fp16
+//   or bf16 product is cuBLASLt's D scale (1/sy, computed on the device), any other trailing
+//   quantize a quantize kernel on the product. Needs compute capability 8.9+.
+// - int8 (both operands): the exact int32 product on cuBLASLt (CUBLAS_COMPUTE_32I), then one
+//   epilogue kernel (qmatmul_epilogue.h): sa · sb[n] (per-tensor or per output channel), bias,
+//   residual, activation and the trailing quantize, each rounded as the reference rounds it.
+// - explicit: the same step as its layers would run unfused -- dequantize kernels into the
+//   workspace, a cuBLASLt GEMM in the dequantized type with the epilogue, a quantize kernel --
+//   so the tactic timer measures fused against explicit.
+//
+// What it takes: `a` of any rank (batch dims fold into M), `b` a rank-2 weight stored [N, K]
+// (transpose_b; passes.h transpose_dequantized_weights stores constant weights so), a
+// per-tensor activation scale; fp8 per-tensor weight scales, int8 per-tensor or per-channel
+// along N; K and N multiples of 16 (fp8) or 4 (int8, cuBLASLt's rule for its int8 kernels).
+// Anything else is kUnsupported with the reason, and the layers stay explicit (plan_lowering.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backends/cuda/cublaslt/lt_gemm.h"
+#include "backends/cuda/cublaslt/matmul_plan.h"
+#include "backends/cuda/step.h"
+
+namespace tensoracle::backends::cuda {
+
+struct QuantizedMatmulPlan {
+  enum class Kind : uint8_t { kFp8, kInt8 };
+  Kind kind = Kind::kFp8;
+  // The step without its quantize/dequantize layers: the GEMM in the dequantized type with its
+  // epilogue, on dequantized operands (the explicit path; its calls/offsets hold for both).
+  MatmulPlan dequantized;
+  LtGemmDesc gemm;  // the quantized GEMM
+  int64_t rows = 0, cols = 0;  // of the product (M with the batch folded in, N)
+  DataType product_type = DataType::kFloat32;  // the matmul's output type (the dequantize layers')
+  DataType output_type = DataType::kFloat32;   // the step's output type
+  // Step inputs (StepBuffers::inputs) of the quantized operands and their scales.
+  size_t a_data = 0, a_scale = 0, b_data = 0, b_scale = 0;
+  DataType a_scale_type = DataType::kFloat32, b_scale_type = DataType::kFloat32;
+  bool b_per_channel = false;  // int8 only: sb has N values
+  bool requantize = false;     // a trailing quantize layer
+  size_t y_scale = 0;          // its scale's step input
+  DataType y_scale_type = DataType::kFloat32;
+  // fp8 with requantize: cuBLASLt writes the quantized output itself (D scale); otherwise a
+  // quantize kernel runs on the product.
+  bool quantized_by_gemm = false;
+
+  std::string to_string() const;
+};
+
+// The plan for `step`, or kUnsupported naming the layer and what is not handled. `cc` is the
+// device's compute capability (fp8 needs 89+).
+Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc);
+
+}  // namespace tensoracle::backends::cuda
