@@ -63,6 +63,7 @@ struct Builder {
                              var = values_of(net, net.weight(w, bn + ".running_var"));
     if (!net.status().is_ok()) return {};
     const Dims shape = net.tensor(weight).desc.shape;
+    if (shape.rank() != 4) return plain_conv_bn(x, conv, bn, attrs);  // whose shape inference names the weight
     const size_t channels = static_cast<size_t>(shape[0]);
     if (gamma.size() != channels || beta.size() != channels || mean.size() != channels || var.size() != channels)
       return plain_conv_bn(x, conv, bn, attrs);  // whose shape inference names the mismatch

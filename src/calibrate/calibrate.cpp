@@ -278,6 +278,10 @@ Result<Calibration> calibrate(const Network& network, const Weights& weights,
       }
     }
   }
+  for (const TargetState& s : states)
+    if (s.source != Source::kConstant && !(s.min <= s.max))
+      return invalid_argument("tensor '{}' (scale '{}') has no elements in any calibration input: nothing to measure",
+                              s.target->tensor, s.target->scale_name);
   if (histogram) {
     for (TargetState& s : states) {
       if (s.source == Source::kConstant) continue;

@@ -109,8 +109,13 @@ void run_calibrate(const CalibrateArgs& args) {
                                : (build.weights_path.empty() ? Weights::none() : value_or_fail(Weights::open(build.weights_path)));
   const Weights weights = Weights::with_unit_placeholders(base);
   Network network;
-  if (const Status defined = build.graph(network, weights); !defined.is_ok())
-    fail_usage(fmt::format("graph '{}': {}", build.name, defined.message()));
+  if (const Status defined = build.graph(network, weights); !defined.is_ok()) {
+    // A placeholder where a real weight was missing fails later and less clearly (a shape):
+    // the definition with the weights alone names the first weight missing.
+    Network plain;
+    const Status without = weights.placeholder_names().empty() ? defined : build.graph(plain, base);
+    fail_usage(fmt::format("graph '{}': {}", build.name, without.is_ok() ? defined.message() : without.message()));
+  }
   if (const Status missing = check_placeholders_are_scales(network, weights.placeholder_names()); !missing.is_ok())
     fail_usage(fmt::format("graph '{}': {}", build.name, missing.message()));
 

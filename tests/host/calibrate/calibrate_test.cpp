@@ -187,6 +187,17 @@ TEST(Calibrate, NamesTheTensorAndFileHoldingANonFiniteValue) {
   EXPECT_NE(c.status().message().find("nan.npz"), std::string::npos) << c.status().message();
 }
 
+TEST(Calibrate, RefusesInputsWithNoElements) {
+  TempDir dir;
+  const std::string empty = write_batch(dir, "empty.npz", {0, 3}, {});
+  const Network net = qdq_network();
+  const auto targets = quantization_targets(net);
+  ASSERT_TRUE(targets.is_ok());
+  const auto c = calibrate(net, Weights::none(), *targets, {empty}, CalibrationSettings());
+  ASSERT_FALSE(c.is_ok());
+  EXPECT_NE(c.status().message().find("no elements"), std::string::npos) << c.status().message();
+}
+
 TEST(Calibrate, RefusesSettingsOutsideTheirRange) {
   const Network net = qdq_network();
   const auto targets = quantization_targets(net);

@@ -54,6 +54,18 @@ TEST(CalibrateCli, NamesABadInputFileAndExitsTwo) {
 }
 #endif
 
+TEST(CalibrateCli, NamesAWeightThePackageGraphNeedsAndTheFileLacks) {
+  TempDir dir;
+  const std::string weights = dir.file("partial.safetensors");
+  auto bias = HostArray::zeros(DataType::kFloat32, {1000});
+  ASSERT_TRUE(bias.is_ok());
+  ASSERT_TRUE(write_safetensors(weights, {{"fc.bias", bias->view()}}).is_ok());
+  const auto run = run_cli("calibrate --package " + std::string(RESNET50_PACKAGE) + " --graph resnet50_int8 --weights " +
+                           weights + " --inputs " + kDir + "batch0.npz --output " + dir.file("s.safetensors") + " --quiet");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("'conv1.weight'"), std::string::npos) << run.output;
+}
+
 TEST(CalibrateCli, RefusesToWriteOverAnInput) {
   const auto run = run_cli("calibrate --onnx " + kDir + "model.onnx --tensor relu1 --inputs " + kBatches +
                            " --output " + kDir + "batch0.npz --quiet");
