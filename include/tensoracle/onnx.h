@@ -17,9 +17,10 @@
 // Initializers and Constant nodes become constants of the Network that borrow the parsed model's
 // bytes (no copy for raw_data; typed fields are converted once; external data files next to the
 // model are mapped, and must stay inside its directory). Constant inputs of ops whose layers take
-// attributes (Reshape's shape, Slice's starts, ...) are read at import time. Not yet read: shape
-// computations other than Shape of a static tensor, the Q/DQ ops, and ops outside the table
-// printed by `tensoracle onnx check` (docs/onnx.md).
+// attributes (Reshape's shape, Slice's starts, ...) are read at import time; a node whose inputs
+// are all constants is computed at import (the shape computations exporters write fold away).
+// Not yet read: Shape of tensors with dynamic dims, and ops outside the list printed by
+// `tensoracle onnx ops` (docs/onnx.md).
 #pragma once
 
 #include <cstdint>

@@ -312,13 +312,28 @@ class GraphImporter {
 };
 
 }  // namespace
+
+Result<ImportedModel> import_model(const ModelFile& file, const std::string& path) {
+  return GraphImporter(file, path, nullptr).run();
+}
+
+Result<OnnxSupportReport> check_model(const ModelFile& file, const std::string& path) {
+  OnnxSupportReport report;
+  report.path = path;
+  report.opset = file.opset;
+  GraphImporter importer(file, path, &report);
+  (void)importer.run();  // its problems are in the report
+  for (auto& [index, node] : importer.nodes_) report.nodes.push_back(std::move(node));
+  return report;
+}
+
 }  // namespace tensoracle::onnx_import
 
 namespace tensoracle {
 
 Result<ImportedModel> network_from_onnx(const std::string& path) {
   TO_ASSIGN_OR_RETURN(const onnx_import::ModelFile file, onnx_import::read_model_file(path));
-  return onnx_import::GraphImporter(file, path, nullptr).run();
+  return onnx_import::import_model(file, path);
 }
 
 bool OnnxSupportReport::importable() const {
@@ -328,13 +343,7 @@ bool OnnxSupportReport::importable() const {
 
 Result<OnnxSupportReport> check_onnx_model(const std::string& path) {
   TO_ASSIGN_OR_RETURN(const onnx_import::ModelFile file, onnx_import::read_model_file(path));
-  OnnxSupportReport report;
-  report.path = path;
-  report.opset = file.opset;
-  onnx_import::GraphImporter importer(file, path, &report);
-  (void)importer.run();  // its problems are in the report
-  for (auto& [index, node] : importer.nodes_) report.nodes.push_back(std::move(node));
-  return report;
+  return onnx_import::check_model(file, path);
 }
 
 }  // namespace tensoracle

@@ -13,7 +13,7 @@ namespace {
 const std::map<std::string, ConvertFn>& table() {
   static const std::map<std::string, ConvertFn> converters = [] {
     std::map<std::string, ConvertFn> out;
-    for (const auto* family : {&pointwise_converters(), &composite_converters(), &nn_converters(), &einsum_converters(),
+    for (const auto* family : {&pointwise_converters(), &composite_converters(), &nn_converters(), &einsum_converters(), &transformer_converters(),
                                &image_converters(),
                                &shape_converters(), &layout_converters(), &generate_converters(),
                                &quantize_converters()})

@@ -23,6 +23,7 @@ const std::vector<OpConverter>& pointwise_converters();
 const std::vector<OpConverter>& composite_converters();
 const std::vector<OpConverter>& nn_converters();
 const std::vector<OpConverter>& einsum_converters();
+const std::vector<OpConverter>& transformer_converters();
 const std::vector<OpConverter>& image_converters();
 const std::vector<OpConverter>& shape_converters();
 const std::vector<OpConverter>& layout_converters();

@@ -1,7 +1,9 @@
 // Ops without a layer of their own, written as a few pointwise and reduce layers (each formula
 // is the op's definition in the ONNX operator docs): LogSoftmax, the reductions L1, L2,
-// SumSquare, LogSum and LogSumExp, Elu, Selu, Celu, Softsign, ThresholdedRelu, Mish, PRelu, Mean,
-// Tan, Not and CastLike.
+// SumSquare, LogSum and LogSumExp, Elu, Selu, Celu, Softsign, ThresholdedRelu, Mish, Swish,
+// PRelu, Mean, Tan, Not, IsNaN, IsInf, Trilu and CastLike.
+#include <limits>
+
 #include "frontends/onnx/op_table.h"
 
 namespace tensoracle::onnx_import {
@@ -24,6 +26,16 @@ class Composer {
   // A scalar of x's floating type.
   Result<Tensor> scalar(Tensor like, double value) { return float_scalar(ctx_, ctx_.desc(like).dtype, value, next()); }
   Status output(Tensor y) { return ctx_.set_output(0, y); }
+  // A bool constant: a scalar `value`, or `mask` of `shape`.
+  Result<Tensor> bools(const Dims& shape, const std::vector<bool>& values) {
+    TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(DataType::kBool, shape));
+    for (size_t i = 0; i < values.size(); ++i) array.data_as<uint8_t>()[i] = values[i] ? 1 : 0;
+    return net_.add_constant(std::move(array), next());
+  }
+  Result<Tensor> logical_not(Tensor x) {
+    TO_ASSIGN_OR_RETURN(const Tensor no, bools(Dims{}, {false}));
+    return binary(ElementwiseOp::kEqual, x, no);
+  }
 
  private:
   NodeContext& ctx_;
@@ -153,11 +165,66 @@ Status convert_tan(NodeContext& ctx) {
 Status convert_not(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   if (ctx.desc(x).dtype != DataType::kBool) return ctx.invalid("input {} is not bool", ctx.desc(x).to_string());
-  TO_ASSIGN_OR_RETURN(HostArray no, HostArray::zeros(DataType::kBool, Dims{}));
   Composer c(ctx);
-  const Tensor false_value = ctx.net().add_constant(std::move(no), c.next());
-  return ctx.set_output(0, ctx.net().elementwise(x, false_value, ElementwiseAttributes().set_op(ElementwiseOp::kEqual)
-                                                                     .set_name(ctx.layer_name())));
+  TO_ASSIGN_OR_RETURN(const Tensor y, c.logical_not(x));
+  return c.output(y);
+}
+
+Status convert_swish(NodeContext& ctx) {
+  TO_ASSIGN_OR_RETURN(const double alpha, ctx.attribute_float("alpha", 1.0));
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  Composer c(ctx);
+  TO_ASSIGN_OR_RETURN(const Tensor a, c.scalar(x, alpha));
+  const Tensor gate = c.activation(ActivationKind::kSigmoid, c.binary(ElementwiseOp::kMul, a, x));
+  return c.output(c.binary(ElementwiseOp::kMul, x, gate));
+}
+
+// NaN is the one value not equal to itself.
+Status convert_is_nan(NodeContext& ctx) {
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  Composer c(ctx);
+  TO_ASSIGN_OR_RETURN(const Tensor y, c.logical_not(c.binary(ElementwiseOp::kEqual, x, x)));
+  return c.output(y);
+}
+
+Status convert_is_inf(NodeContext& ctx) {
+  TO_ASSIGN_OR_RETURN(const int64_t negative, ctx.attribute_int("detect_negative", 1));
+  TO_ASSIGN_OR_RETURN(const int64_t positive, ctx.attribute_int("detect_positive", 1));
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  Composer c(ctx);
+  const double inf = std::numeric_limits<double>::infinity();
+  if (negative == 0 && positive == 0) return c.output(c.binary(ElementwiseOp::kLess, x, x));  // false everywhere
+  TO_ASSIGN_OR_RETURN(const Tensor bound, c.scalar(x, negative != 0 && positive == 0 ? -inf : inf));
+  const Tensor compared = negative != 0 && positive != 0 ? c.unary(UnaryOp::kAbs, x) : x;
+  return c.output(c.binary(ElementwiseOp::kEqual, compared, bound));
+}
+
+// The upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims; the rest 0.
+Status convert_trilu(NodeContext& ctx) {
+  TO_ASSIGN_OR_RETURN(const int64_t upper, ctx.attribute_int("upper", 1));
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    TO_ASSIGN_OR_RETURN(const std::vector<int64_t> values, ctx.int_list_input(1));
+    if (values.size() != 1) return ctx.invalid("k has {} values, expected 1", values.size());
+    k = values[0];
+  }
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  const Dims& shape = ctx.desc(x).shape;
+  if (shape.rank() < 2) return ctx.invalid("input {} has fewer than 2 dims", ctx.desc(x).to_string());
+  const int64_t rows = shape[shape.rank() - 2];
+  const int64_t cols = shape[shape.rank() - 1];
+  if (rows < 0 || cols < 0) return ctx.refuse("dynamic matrix dims of {} are not supported", ctx.desc(x).to_string());
+  const auto cells = checked_mul(rows, cols);
+  if (!cells || *cells > (int64_t{1} << 26)) return ctx.invalid("a {} x {} matrix is too large for a mask", rows, cols);
+  std::vector<bool> keep(static_cast<size_t>(*cells));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)  // j - i is small (the mask is bounded), k any int64
+      keep[static_cast<size_t>(i * cols + j)] = upper != 0 ? j - i >= k : j - i <= k;
+  Composer c(ctx);
+  TO_ASSIGN_OR_RETURN(const Tensor mask, c.bools(Dims{rows, cols}, keep));
+  TO_ASSIGN_OR_RETURN(HostArray zero, HostArray::zeros(ctx.desc(x).dtype, Dims{}));
+  const Tensor zeros = ctx.net().add_constant(std::move(zero), c.next());
+  return c.output(c.select(mask, x, zeros));
 }
 
 Status convert_cast_like(NodeContext& ctx) {
@@ -177,6 +244,7 @@ const std::vector<OpConverter>& composite_converters() {
       {"Elu", &convert_elu}, {"Selu", &convert_selu}, {"Celu", &convert_celu}, {"Softsign", &convert_softsign},
       {"ThresholdedRelu", &convert_thresholded_relu}, {"Mish", &convert_mish}, {"PRelu", &convert_prelu},
       {"Mean", &convert_mean}, {"Tan", &convert_tan}, {"Not", &convert_not}, {"CastLike", &convert_cast_like},
+      {"Swish", &convert_swish}, {"IsNaN", &convert_is_nan}, {"IsInf", &convert_is_inf}, {"Trilu", &convert_trilu},
   };
   return converters;
 }

@@ -293,6 +293,29 @@ Status convert_top_k(NodeContext& ctx) {
   return ctx.set_output(1, out.indices);
 }
 
+// ArgMax/ArgMin: the indices of a top-1 (ties keep the lower index: select_last_index 0).
+Status convert_arg(NodeContext& ctx, bool largest) {
+  TO_ASSIGN_OR_RETURN(const int64_t axis, ctx.attribute_int("axis", 0));
+  TO_ASSIGN_OR_RETURN(const int64_t keep_dims, ctx.attribute_int("keepdims", 1));
+  TO_ASSIGN_OR_RETURN(const int64_t last, ctx.attribute_int("select_last_index", 0));
+  if (last != 0) return ctx.refuse("select_last_index {} is not supported (ties give the first index)", last);
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  const int64_t rank = static_cast<int64_t>(ctx.desc(x).shape.rank());
+  TO_ASSIGN_OR_RETURN(const int64_t a, normalize_axis(ctx, axis, rank, "axis"));
+  const TopKOutputs top = ctx.net().top_k(
+      x, TopKAttributes().set_k(1).set_axis(a).set_largest(largest).set_name(ctx.layer_name() + "/top1"));
+  if (keep_dims != 0) return ctx.set_output(0, top.indices);
+  std::vector<int64_t> out, from;
+  const Dims& shape = ctx.desc(x).shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i == a) continue;
+    out.push_back(shape[static_cast<size_t>(i)]);
+    from.push_back(i);
+  }
+  TO_ASSIGN_OR_RETURN(const Tensor y, reshape_moving(ctx, top.indices, out, from, ctx.layer_name()));
+  return ctx.set_output(0, y);
+}
+
 #define TO_REDUCE_(Onnx, Op) {#Onnx, [](NodeContext& c) { return convert_reduce(c, ReduceOp::k##Op); }}
 
 }  // namespace
@@ -314,6 +337,8 @@ const std::vector<OpConverter>& nn_converters() {
       TO_REDUCE_(ReduceSum, Sum), TO_REDUCE_(ReduceMean, Mean), TO_REDUCE_(ReduceMax, Max), TO_REDUCE_(ReduceMin, Min),
       TO_REDUCE_(ReduceProd, Prod),
       {"TopK", &convert_top_k},
+      {"ArgMax", [](NodeContext& c) { return convert_arg(c, true); }},
+      {"ArgMin", [](NodeContext& c) { return convert_arg(c, false); }},
   };
   return converters;
 }

@@ -8,24 +8,6 @@
 namespace tensoracle::testing {
 namespace {
 
-onnx::AttributeProto* add_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  onnx::AttributeProto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-  return a;
-}
-
-onnx::TensorProto* add_int64_initializer(onnx::ModelProto& m, const std::string& name, const std::vector<int64_t>& dims,
-                                         const std::vector<int64_t>& values) {
-  onnx::TensorProto* t = m.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t v : values) t->add_int64_data(v);
-  return t;
-}
-
 // The layer kinds of an imported network, in order ("constant", "reshape", ...).
 std::vector<std::string> layer_kinds(const Network& net) {
   std::vector<std::string> kinds;

@@ -11,22 +11,7 @@
 namespace tensoracle::testing {
 namespace {
 
-onnx::TensorProto* add_typed_initializer(onnx::ModelProto& m, const std::string& name, int32_t type,
-                                         const std::vector<int64_t>& dims, const std::string& bytes) {
-  onnx::TensorProto* t = m.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(bytes);
-  return t;
-}
-
-void set_axis(onnx::NodeProto* node, int64_t axis) {
-  onnx::AttributeProto* a = node->add_attribute();
-  a->set_name("axis");
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(axis);
-}
+void set_axis(onnx::NodeProto* node, int64_t axis) { add_int_attribute(node, "axis", axis); }
 
 // q = QuantizeLinear(x, scale, zero of `type`), y = DequantizeLinear(q, scale, zero): both outputs.
 onnx::ModelProto qdq_model(int32_t type, const std::vector<int64_t>& scale_dims, const std::vector<float>& scales,
@@ -34,7 +19,7 @@ onnx::ModelProto qdq_model(int32_t type, const std::vector<int64_t>& scale_dims,
   onnx::ModelProto m = onnx_model(19);
   add_input(m, "x", {2, 3});
   add_initializer(m, "scale", scale_dims, scales);
-  add_typed_initializer(m, "zero", type, scale_dims, std::string(scales.size(), '\0'));
+  add_raw_initializer(m, "zero", type, scale_dims, std::string(scales.size(), '\0'));
   set_axis(add_node(m, "QuantizeLinear", {"x", "scale", "zero"}, {"q"}, "quantize"), axis);
   set_axis(add_node(m, "DequantizeLinear", {"q", "scale", "zero"}, {"y"}, "dequantize"), axis);
   add_output(m, "q");
@@ -118,12 +103,7 @@ TEST(OnnxEinsum, TheAttentionPatternsAreMatrixProducts) {
   add_input(m, "q", {1, 2, 3, 4});
   add_input(m, "k", {1, 2, 5, 4});
   add_input(m, "v", {1, 2, 5, 4});
-  auto equation = [](onnx::NodeProto* node, const std::string& text) {
-    onnx::AttributeProto* a = node->add_attribute();
-    a->set_name("equation");
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(text);
-  };
+  auto equation = [](onnx::NodeProto* node, const std::string& text) { add_string_attribute(node, "equation", text); };
   equation(add_node(m, "Einsum", {"q", "k"}, {"scores"}, "scores"), "bhid,bhjd->bhij");
   equation(add_node(m, "Einsum", {"scores", "v"}, {"out"}, "out"), "bhij, bhjd -> bhid");
   add_output(m, "scores");
