@@ -42,16 +42,20 @@ Result<Network> optimize_for_inference(const Network& network, std::vector<std::
   if (log && count(folded, OpKind::kCast) != count(cast_free, OpKind::kCast))
     log->push_back(fmt::format("fold_constant_casts: {} cast(s) of constants folded",
                                count(folded, OpKind::kCast) - count(cast_free, OpKind::kCast)));
-  TO_ASSIGN_OR_RETURN(Network transposed, transpose_dequantized_weights(cast_free));
+  TO_ASSIGN_OR_RETURN(Network quantized, fold_constant_quantize(cast_free));
+  if (log && count(cast_free, OpKind::kQuantize) != count(quantized, OpKind::kQuantize))
+    log->push_back(fmt::format("fold_constant_quantize: {} quantize layer(s) of constants folded",
+                               count(cast_free, OpKind::kQuantize) - count(quantized, OpKind::kQuantize)));
+  TO_ASSIGN_OR_RETURN(Network transposed, transpose_dequantized_weights(quantized));
   const auto transposed_products = [](const Network& n) {
     size_t c = 0;
     for (size_t i = 0; i < n.num_nodes(); ++i)
       if (const auto* mm = n.node(i).attributes<MatMulAttributes>(); mm && mm->transpose_b) ++c;
     return c;
   };
-  if (log && transposed_products(transposed) != transposed_products(cast_free))
+  if (log && transposed_products(transposed) != transposed_products(quantized))
     log->push_back(fmt::format("transpose_dequantized_weights: {} quantized weight(s) stored transposed",
-                               transposed_products(transposed) - transposed_products(cast_free)));
+                               transposed_products(transposed) - transposed_products(quantized)));
   return remove_dead_layers(transposed);
 }
 

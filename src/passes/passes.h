@@ -19,6 +19,11 @@ Result<Network> fold_batch_norm(const Network& network);
 // A cast of a constant becomes a constant of the cast's type (exact rounding to nearest even).
 Result<Network> fold_constant_casts(const Network& network);
 
+// A quantize layer of a constant with a constant scale becomes the constant it computes (int8 or
+// fp8 e4m3), by the layer's own arithmetic (docs/quantization.md): exact. Q/DQ graphs quantize
+// their weights so; folded, a weight is stored quantized and no kernel requantizes it per run.
+Result<Network> fold_constant_quantize(const Network& network);
+
 // A matrix product of two dequantized operands whose `b` is the dequantization of a constant
 // [K, N] matrix read by nothing else, not transposed, reads it transposed instead: the constant
 // becomes [N, K] (a new constant "<name>.transposed"), a per-channel dequantize axis follows its

@@ -142,6 +142,40 @@ TEST(QuantizedMatmulLowering, Int8PerChannelWeightScalesFuse) {
   EXPECT_TRUE(contains(l.layers_of("fc1"), "w_dq")) << joined(l.log);
 }
 
+// The examples' form (examples/quantization/qdq.h): Q -> DQ in the graph on the activation and
+// on an fp32 weight [N, K] (nn.Linear's layout, per output channel), then the bias.
+TEST(QuantizedMatmulLowering, AWeightQuantizedInTheGraphFoldsAndTheLinearLayerFuses) {
+  for (const DataType format : {kI8, kF8}) {
+    Network net;
+    const auto constant = [&](Dims shape, double low, double high) {
+      return net.add_constant(random_array(kF32, std::move(shape), 21, low, high));
+    };
+    const Tensor sx = constant({}, 0.01, 0.02), sw = constant({32}, 0.001, 0.01);
+    Tensor x = net.add_input("x", kF32, {8, 64});
+    x = net.dequantize(net.quantize(x, sx, QuantizeAttributes().set_output_type(format).set_name("x_q")), sx,
+                       DequantizeAttributes().set_name("x_dq"));
+    const Tensor w = net.dequantize(net.quantize(constant({32, 64}, -0.5, 0.5), sw,
+                                                 QuantizeAttributes().set_output_type(format).set_axis(0).set_name("w_q")),
+                                    sw, DequantizeAttributes().set_axis(0).set_name("w_dq"));
+    Tensor y = net.matmul(x, w, MatMulAttributes().set_transpose_b(true).set_name("fc1"));
+    net.mark_output(net.add(y, constant({32}, -1, 1)), "y");
+    Lowered l;
+    auto optimized = passes::optimize_for_inference(net, &l.log);
+    ASSERT_TRUE(optimized.is_ok()) << optimized.status().to_string();
+    l.net = std::move(optimized).value();
+    l.desc = backends::infer_tensor_descs(l.net, {{"x", Dims({8, 64})}}).value();
+    cu::DeviceInfo device;
+    device.cc_major = 9;
+    l.steps = cu::lower_to_steps(l.net, l.desc, device, &l.log);
+    const std::vector<std::string> layers = l.layers_of("fc1");
+    // fp8 takes the per-channel weight scale explicitly (cuBLASLt's fp8 scales are per tensor).
+    EXPECT_EQ(contains(layers, "w_dq"), format == kI8) << data_type_name(format) << ": " << ::testing::PrintToString(layers)
+                                                       << joined(l.log);
+    EXPECT_TRUE(l.logged("fold_constant_quantize: 1 quantize layer(s) of constants folded")) << joined(l.log);
+    EXPECT_TRUE(l.layers_of("w_q").empty()) << "w_q still runs as a step: " << joined(l.log);
+  }
+}
+
 // ---- on the GPU ----
 
 HostArray seeded_input(const Q& c) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "backends/registry.h"
 #include "passes/passes.h"
@@ -157,6 +158,36 @@ TEST(TransposeDequantizedWeights, LeavesProductsThatAreNotQuantizedOnBothSides) 
   ASSERT_NE(matmul_named(*rewritten, "fc1"), nullptr);
   EXPECT_FALSE(matmul_named(*rewritten, "fc1")->transpose_b);
 }
+
+// y = DQ(Q(w)) + x with w a constant quantized per channel (axis 1) or per tensor: the quantize
+// layer folds into a constant of the quantized type and y stays bit-identical.
+void check_quantize_folds(DataType format, bool per_channel) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {4, 6});
+  Tensor w = net.add_constant(seeded(DataType::kFloat32, {4, 6}, 5));
+  HostArray scale_values = seeded(DataType::kFloat32, per_channel ? Dims({6}) : Dims({}), 6);
+  for (int64_t i = 0; i < scale_values.element_count(); ++i)  // 0.001 .. 0.011: many values saturate
+    scale_values.data_as<float>()[i] = std::fabs(scale_values.data_as<float>()[i]) / 50 + 0.001f;
+  Tensor scale = net.add_constant(std::move(scale_values));
+  Tensor q = net.quantize(w, scale, QuantizeAttributes().set_output_type(format));
+  net.mark_output(net.add(net.dequantize(q, scale), x), "y");
+  std::vector<std::string> log;
+  auto folded = optimize_for_inference(net, &log);
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  EXPECT_EQ(count(*folded, OpKind::kQuantize), 0u) << ::testing::PrintToString(log);
+  EXPECT_NE(std::find(log.begin(), log.end(), "fold_constant_quantize: 1 quantize layer(s) of constants folded"), log.end())
+      << ::testing::PrintToString(log);
+  HostArray input = seeded(DataType::kFloat32, {4, 6}, 7);
+  NamedArrays before = run_cpu(net, {{"x", input.view()}});
+  NamedArrays after = run_cpu(*folded, {{"x", input.view()}});
+  auto cmp = compare_outputs(after.at("y").view(), before.at("y").view());
+  ASSERT_TRUE(cmp.is_ok());
+  EXPECT_EQ(cmp->max_abs_error, 0.0) << data_type_name(format) << (per_channel ? " per channel" : " per tensor");
+}
+
+TEST(FoldConstantQuantize, Int8PerChannelWeightsFoldBitExactly) { check_quantize_folds(DataType::kInt8, true); }
+TEST(FoldConstantQuantize, Fp8PerTensorWeightsFoldBitExactly) { check_quantize_folds(DataType::kFloat8E4M3, false); }
+TEST(FoldConstantQuantize, Fp8PerChannelWeightsFoldBitExactly) { check_quantize_folds(DataType::kFloat8E4M3, true); }
 
 TEST(RemoveDeadLayers, KeepsOnlyWhatReachesAnOutput) {
   Network net;
