@@ -131,10 +131,29 @@ TEST(QuantizedMatmulLowering, Fp8NeedsComputeCapability89) {
       << "build log:" << joined(l.log);
 }
 
-TEST(QuantizedMatmulLowering, Fp8PerChannelWeightScalesStayExplicit) {
-  const Lowered l = lower(Q::of(kF8, kF16, {32, 64}, 32).per_output_channel(), 90);
-  EXPECT_FALSE(contains(l.layers_of("fc1"), "w_dq"));
-  EXPECT_TRUE(l.logged("fc1: Q/DQ kept explicit:") && l.logged("per-channel")) << "build log:" << joined(l.log);
+TEST(QuantizedMatmulLowering, Fp8PerChannelWeightScalesFuseThroughTheEpilogueKernel) {
+  const Lowered l = lower(Q::of(kF8, kF16, {32, 64}, 32).per_output_channel().with_bias(), 90);
+  EXPECT_TRUE(contains(l.layers_of("fc1"), "w_dq")) << joined(l.log);
+  EXPECT_EQ(l.layers_of("fc1").size(), 4u) << ::testing::PrintToString(l.layers_of("fc1")) << joined(l.log);
+}
+
+TEST(QuantizedMatmulLowering, Fp8PerChannelActivationScalesStayExplicit) {
+  Network net;
+  const Tensor x = net.dequantize(net.add_input("x", kF8, {4, 32}), net.add_constant(random_array(kF32, {32}, 3, 0.1, 0.2)),
+                                  DequantizeAttributes().set_output_type(kF16).set_axis(1).set_name("x_dq"));
+  const Tensor w = net.dequantize(net.add_constant(random_array(kF8, {16, 32}, 4, -2, 2)), net.add_constant(random_array(kF32, {}, 5, 0.1, 0.2)),
+                                  DequantizeAttributes().set_output_type(kF16).set_name("w_dq"));
+  net.mark_output(net.matmul(x, w, MatMulAttributes().set_transpose_b(true).set_name("fc1")), "y");
+  std::vector<std::string> log;
+  cu::DeviceInfo device;
+  device.cc_major = 9;
+  const auto desc = backends::infer_tensor_descs(net, {{"x", Dims({4, 32})}}).value();
+  const auto steps = cu::lower_to_steps(net, desc, device, &log);
+  const bool explained = std::any_of(log.begin(), log.end(), [](const std::string& line) {
+    return line.find("fc1: Q/DQ kept explicit:") != std::string::npos && line.find("per-channel") != std::string::npos;
+  });
+  EXPECT_TRUE(explained) << "build log:" << joined(log);
+  EXPECT_EQ(steps.size(), 3u) << "x_dq, w_dq and fc1 as steps of their own";
 }
 
 TEST(QuantizedMatmulLowering, Int8PerChannelWeightScalesFuse) {
@@ -168,9 +187,8 @@ TEST(QuantizedMatmulLowering, AWeightQuantizedInTheGraphFoldsAndTheLinearLayerFu
     device.cc_major = 9;
     l.steps = cu::lower_to_steps(l.net, l.desc, device, &l.log);
     const std::vector<std::string> layers = l.layers_of("fc1");
-    // fp8 takes the per-channel weight scale explicitly (cuBLASLt's fp8 scales are per tensor).
-    EXPECT_EQ(contains(layers, "w_dq"), format == kI8) << data_type_name(format) << ": " << ::testing::PrintToString(layers)
-                                                       << joined(l.log);
+    EXPECT_TRUE(contains(layers, "w_dq") && contains(layers, "x_dq"))
+        << data_type_name(format) << ": " << ::testing::PrintToString(layers) << joined(l.log);
     EXPECT_TRUE(l.logged("fold_constant_quantize: 1 quantize layer(s) of constants folded")) << joined(l.log);
     EXPECT_TRUE(l.layers_of("w_q").empty()) << "w_q still runs as a step: " << joined(l.log);
   }
@@ -321,6 +339,10 @@ std::vector<Q> gpu_cases() {
       Q::of(kF8, kBF16, {1, 64}, 32).with_bias().then(relu).quantized_to(kF8),
       Q::of(kF8, kF16, {32, 64}, 32).quantized_to(kI8),
       Q::of(kF8, kF32, {32, 64}, 32),
+      Q::of(kF8, kF32, {32, 64}, 32).with_bias(),  // fp32 + bias: the epilogue kernel
+      // fp8 with per-channel weight scales: the fp32 accumulator through the epilogue kernel.
+      Q::of(kF8, kF16, {1, 64}, 32).per_output_channel(),
+      Q::of(kF8, kBF16, {32, 128}, 64).stored_nk().per_output_channel().with_bias().then(gelu).quantized_to(kF8),
       // int8: per-tensor and per-channel weights, batch 1 and 32 rows.
       Q::of(kI8, kF32, {1, 64}, 32),
       Q::of(kI8, kF32, {32, 64}, 48).per_output_channel(),

@@ -335,6 +335,7 @@ void quantized_matmul_cases(std::vector<OpCase>& c) {
       Q::of(f8, f16, {32, 64}, 48).with_bias().then(relu),                                   // 32 rows
       Q::of(f8, f16, {32, 64}, 32).with_bias().then(gelu).quantized_to(f8),                  // cuBLASLt's D scale
       Q::of(f8, bf16, {32, 32}, 16).stored_nk().quantized_to(i8),                            // a quantize kernel
+      Q::of(f8, f16, {32, 64}, 32).per_output_channel().with_bias().then(relu).quantized_to(f8),  // the epilogue kernel
       Q::of(f8, f16, {8, 40}, 16),                                                           // K = 40: explicit
   };
   for (const Q& q : cases) {

@@ -7,7 +7,7 @@ namespace {
 
 constexpr double kSqrt2OverPi = 0.79788456080286535588;  // the reference's gelu_tanh constants (cpu/unary.cpp)
 
-__global__ void int8_epilogue_kernel(const int32_t* __restrict__ acc, void* __restrict__ y, Int8EpilogueArgs a) {
+__global__ void quantized_epilogue_kernel(const void* __restrict__ acc, void* __restrict__ y, QuantizedEpilogueArgs a) {
   const int64_t count = a.rows * a.cols;
   const double sa = device::load<double>(a.a_scale, 0, a.a_scale_type);
   const DataType t = a.product_type;
@@ -15,7 +15,7 @@ __global__ void int8_epilogue_kernel(const int32_t* __restrict__ acc, void* __re
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t n = i % a.cols;
     const double sb = device::load<double>(a.b_scale, a.b_per_channel ? n : 0, a.b_scale_type);
-    double p = device::round_to<double>(static_cast<double>(acc[i]) * sa * sb, t);
+    double p = device::round_to<double>(device::load<double>(acc, i, a.acc_type) * sa * sb, t);
     if (a.bias) p = device::round_to<double>(p + device::load<double>(a.bias, n, t), t);
     if (a.residual) p = device::round_to<double>(p + device::load<double>(a.residual, i, t), t);
     if (a.activation == 1) p = device::round_to<double>(p < 0 ? 0.0 : p, t);
@@ -36,19 +36,19 @@ __global__ void int8_epilogue_kernel(const int32_t* __restrict__ acc, void* __re
 
 __global__ void fp8_gemm_scales_kernel(const void* a, DataType a_type, const void* b, DataType b_type, const void* y,
                                        DataType y_type, float* out) {
-  out[0] = device::load<float>(a, 0, a_type);
-  out[1] = device::load<float>(b, 0, b_type);
+  out[0] = a ? device::load<float>(a, 0, a_type) : 1.0f;
+  out[1] = b ? device::load<float>(b, 0, b_type) : 1.0f;
   out[2] = y ? 1.0f / device::load<float>(y, 0, y_type) : 1.0f;
 }
 
 }  // namespace
 
-cudaError_t launch_int8_epilogue(const int32_t* acc, void* y, const Int8EpilogueArgs& args, cudaStream_t stream) {
+cudaError_t launch_quantized_epilogue(const void* acc, void* y, const QuantizedEpilogueArgs& args, cudaStream_t stream) {
   const int64_t count = args.rows * args.cols;
   if (count == 0) return cudaSuccess;
   if (args.cols <= 0 || !args.a_scale || !args.b_scale) return cudaErrorInvalidValue;
   constexpr int kThreads = 256;
-  int8_epilogue_kernel<<<device::grid_for(count, kThreads), kThreads, 0, stream>>>(acc, y, args);
+  quantized_epilogue_kernel<<<device::grid_for(count, kThreads), kThreads, 0, stream>>>(acc, y, args);
   return cudaGetLastError();
 }
 

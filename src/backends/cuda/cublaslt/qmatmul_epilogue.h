@@ -1,6 +1,7 @@
 // The device side of the Q/DQ-fused matmul (qmatmul_plan.h) that cuBLASLt does not do.
 //
-// launch_int8_epilogue: y[m, n] from the int32 product acc[m, n], each step rounded to the type
+// launch_quantized_epilogue: y[m, n] from the GEMM's accumulator acc[m, n] (int32 for int8,
+// fp32 for fp8 with per-channel weight scales), each step rounded to the type
 // the unfused layers would round it to (the CPU reference's order, computed in fp64):
 //   p = round_T(acc · sa · sb[n | 0])              the matmul of the dequantized operands, T = product type
 //   p = round_T(p + bias[n])                      optional
@@ -10,10 +11,10 @@
 //       (fp32 division, as quantize_kernel.h)  optional; else y = p
 // The only difference from the reference is in the first line: the reference sums the products
 // of the separately rounded dequantized values (round_T(qa·sa) · round_T(qb·sb)) where this
-// scales the exact integer sum once.
+// scales the exact integer sum (fp8: the fp32 sum) once.
 //
-// launch_fp8_gemm_scales: out[0] = sa, out[1] = sb, out[2] = 1 / sy (when `y_scale`), as fp32
-// for cuBLASLt's A/B/D scale pointers.
+// launch_fp8_gemm_scales: out[0] = sa, out[1] = sb, out[2] = 1 / sy, as fp32 for cuBLASLt's
+// A/B/D scale pointers; 1 for each scale not given (null).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,7 +25,8 @@
 
 namespace tensoracle::backends::cuda {
 
-struct Int8EpilogueArgs {
+struct QuantizedEpilogueArgs {
+  DataType acc_type = DataType::kInt32;  // int32 or fp32
   int64_t rows = 0, cols = 0;
   DataType product_type = DataType::kFloat32;
   const void* a_scale = nullptr;
@@ -40,7 +42,7 @@ struct Int8EpilogueArgs {
   DataType output_type = DataType::kFloat32;  // product_type, or int8/fp8e4m3 with y_scale
 };
 
-cudaError_t launch_int8_epilogue(const int32_t* acc, void* y, const Int8EpilogueArgs& args, cudaStream_t stream);
+cudaError_t launch_quantized_epilogue(const void* acc, void* y, const QuantizedEpilogueArgs& args, cudaStream_t stream);
 
 cudaError_t launch_fp8_gemm_scales(const void* a_scale, DataType a_type, const void* b_scale, DataType b_type,
                                    const void* y_scale, DataType y_type, float* out, cudaStream_t stream);

@@ -28,7 +28,7 @@ size_t aligned(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratch
 // The workspace pieces of one path, in order, before cuBLASLt's own workspace.
 struct Scratch {
   size_t scales = 0;      // fp8: sa, sb, 1/sy as fp32
-  size_t product = 0;     // the product before a quantize kernel (or int8: the int32 product)
+  size_t product = 0;     // the product before a quantize kernel, or the GEMM's bare accumulator
   size_t a = 0, b = 0;    // explicit: the dequantized operands
   size_t total() const { return scales + product + a + b; }
 };
@@ -38,8 +38,9 @@ Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused) {
   const size_t cells = static_cast<size_t>(plan.rows * plan.cols);
   const size_t product = data_type_size(plan.product_type);
   const int64_t k = plan.dequantized.gemm.k;
-  if (fused && plan.kind == QuantizedMatmulPlan::Kind::kInt8) {
-    s.product = aligned(cells * sizeof(int32_t));
+  if (fused && plan.epilogue_kernel) {
+    s.product = aligned(cells * sizeof(int32_t));  // int32 or fp32
+    if (plan.kind == QuantizedMatmulPlan::Kind::kFp8) s.scales = aligned(3 * sizeof(float));
   } else {
     if (plan.requantize && !(fused && plan.quantized_by_gemm)) s.product = aligned(cells * product);
     if (fused) s.scales = aligned(3 * sizeof(float));
@@ -95,7 +96,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
     p.gemm_workspace = p.b + scratch_.b;
     p.gemm_workspace_bytes = buffers.workspace_bytes - scratch_.total();
     if (!fused_) return run_explicit(step, buffers, ctx, p);
-    if (plan_.kind == QuantizedMatmulPlan::Kind::kInt8) return run_int8(buffers, ctx, p);
+    if (plan_.epilogue_kernel) return run_with_epilogue_kernel(buffers, ctx, p);
     return run_fp8(step, buffers, ctx, p);
   }
 
@@ -153,13 +154,20 @@ class QuantizedMatmulTactic final : public CudaTactic {
     return kernel_quantizes ? quantize(step, buffers, ctx, p.product) : Status::ok();
   }
 
-  Status run_int8(const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) {
+  Status run_with_epilogue_kernel(const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) {
     LtGemmArgs args;
+    if (plan_.kind == QuantizedMatmulPlan::Kind::kFp8) {  // the bare fp32 sum: unit A/B scales
+      TO_CUDA_RETURN_IF_ERROR(launch_fp8_gemm_scales(nullptr, DataType::kFloat32, nullptr, DataType::kFloat32, nullptr,
+                                                     DataType::kFloat32, p.scales, ctx.stream));
+      args.a_scale = p.scales;
+      args.b_scale = p.scales + 1;
+    }
     args.a = input(buffers, plan_.a_data);
     args.b = input(buffers, plan_.b_data);
     args.d = p.product;
     TO_RETURN_IF_ERROR(gemm_->run(ctx.cublaslt, args, ctx.stream, p.gemm_workspace, p.gemm_workspace_bytes));
-    Int8EpilogueArgs e;
+    QuantizedEpilogueArgs e;
+    e.acc_type = plan_.gemm.output_type;
     e.rows = plan_.rows;
     e.cols = plan_.cols;
     e.product_type = plan_.product_type;
@@ -175,8 +183,8 @@ class QuantizedMatmulTactic final : public CudaTactic {
     e.y_scale = plan_.requantize ? input(buffers, plan_.y_scale) : nullptr;
     e.y_scale_type = plan_.y_scale_type;
     e.output_type = plan_.output_type;
-    return cuda_status(launch_int8_epilogue(reinterpret_cast<const int32_t*>(p.product), buffers.outputs[0].data, e, ctx.stream),
-                       "int8 GEMM epilogue kernel");
+    return cuda_status(launch_quantized_epilogue(p.product, buffers.outputs[0].data, e, ctx.stream),
+                       "quantized GEMM epilogue kernel");
   }
 
   // The layers as they would run unfused, inside one step.

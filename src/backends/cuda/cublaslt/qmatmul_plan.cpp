@@ -70,10 +70,6 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
     return unsupported("layer '{}': the scale {} of dequantize '{}' is per-channel (the activation takes one scale)", layer,
                        a.scale->to_string(), a.layer->name);
   if (!is_one_value(*b.scale)) {
-    if (fp8)
-      return unsupported("layer '{}': the scale {} of dequantize '{}' is per-channel (cuBLASLt's fp8 GEMM takes one scale per "
-                         "operand on this GPU)",
-                         layer, b.scale->to_string(), b.layer->name);
     TO_ASSIGN_OR_RETURN(const QuantizeArgs channels, quantize_args_of(*b.layer, *b.data, *b.scale, g.input_type));
     if (channels.channels != g.n || channels.inner != g.k)
       return unsupported("layer '{}': the per-channel scale {} of dequantize '{}' is not along the weight's N dim (of {})", layer,
@@ -101,20 +97,20 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
 
   plan.gemm = g;
   plan.gemm.input_type = qa;
-  if (fp8) {
-    if (g.use_bias && g.output_type == DataType::kFloat32)
-      return unsupported("layer '{}': an fp32 product with a bias: cuBLASLt's fp8 GEMM takes a bf16 bias with an fp32 output",
-                         layer);
+  // fp8 on cuBLASLt's own epilogue where it can: per-tensor scales, and not an fp32 product
+  // with a bias (cuBLASLt wants a bf16 bias there).
+  plan.epilogue_kernel = !fp8 || plan.b_per_channel || (g.use_bias && g.output_type == DataType::kFloat32);
+  if (plan.epilogue_kernel) {
+    plan.gemm.output_type = fp8 ? DataType::kFloat32 : DataType::kInt32;
+    plan.gemm.use_bias = plan.gemm.use_c = false;
+    plan.gemm.activation = LtActivation::kNone;
+  } else {
     plan.quantized_by_gemm = plan.requantize && plan.output_type == DataType::kFloat8E4M3 &&
                              (g.output_type == DataType::kFloat16 || g.output_type == DataType::kBFloat16);
     if (plan.quantized_by_gemm) {
       plan.gemm.c_type = g.output_type;
       plan.gemm.output_type = DataType::kFloat8E4M3;
     }
-  } else {
-    plan.gemm.output_type = DataType::kInt32;
-    plan.gemm.use_bias = plan.gemm.use_c = false;
-    plan.gemm.activation = LtActivation::kNone;
   }
   return plan;
 }

@@ -12,14 +12,14 @@
 // - int8 (both operands): the exact int32 product on cuBLASLt (CUBLAS_COMPUTE_32I), then one
 //   epilogue kernel (qmatmul_epilogue.h): sa · sb[n] (per-tensor or per output channel), bias,
 //   residual, activation and the trailing quantize, each rounded as the reference rounds it.
+//   fp8 with per-channel weight scales runs the same way on the fp32 accumulator.
 // - explicit: the same step as its layers would run unfused -- dequantize kernels into the
 //   workspace, a cuBLASLt GEMM in the dequantized type with the epilogue, a quantize kernel --
 //   so the tactic timer measures fused against explicit.
 //
 // What it takes: `a` of any rank (batch dims fold into M), `b` a rank-2 weight stored [N, K]
 // (transpose_b; passes.h transpose_dequantized_weights stores constant weights so), a
-// per-tensor activation scale; fp8 per-tensor weight scales, int8 per-tensor or per-channel
-// along N; K and N multiples of 16 (fp8) or 4 (int8, cuBLASLt's rule for its int8 kernels).
+// per-tensor activation scale; weight scales per tensor or per channel along N; K and N multiples of 16 (fp8) or 4 (int8, cuBLASLt's rule for its int8 kernels).
 // Anything else is kUnsupported with the reason, and the layers stay explicit (plan_lowering.h).
 #pragma once
 
@@ -52,6 +52,11 @@ struct QuantizedMatmulPlan {
   // fp8 with requantize: cuBLASLt writes the quantized output itself (D scale); otherwise a
   // quantize kernel runs on the product.
   bool quantized_by_gemm = false;
+  // The GEMM writes its bare accumulator (int32, or fp32 for fp8) and the epilogue kernel
+  // (qmatmul_epilogue.h) applies the scales, bias, residual, activation and quantize: int8
+  // always, fp8 with per-channel weight scales (cuBLASLt's fp8 scales are one per operand) or
+  // with a bias on an fp32 product (cuBLASLt takes only a bf16 one there).
+  bool epilogue_kernel = false;
 
   std::string to_string() const;
 };
