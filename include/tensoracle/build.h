@@ -26,6 +26,7 @@
 #include "tensoracle/cache.h"
 #include "tensoracle/engine_file.h"
 #include "tensoracle/network.h"
+#include "tensoracle/plugin_registry.h"
 #include "tensoracle/safetensors.h"
 #include "tensoracle/status.h"
 
@@ -57,7 +58,10 @@ struct EngineBuild {
   // (one fixed profile then).
   std::vector<InputDeclaration> inputs;
   BuilderSettings settings;
-  std::vector<PluginFingerprint> plugins;
+  // The plugins the graph function's plugin layers resolve through (plugin_registry.h). Those a
+  // layer uses enter the key manifest (library SHA-256, name, version) and the engine's record of
+  // what it needs.
+  PluginRegistry plugins;
   // A backend of this build, by its registry name (`tensoracle build --help` lists them; cpu is the
   // reference, compiled into every build).
   std::string backend = "cpu";

@@ -30,6 +30,7 @@
 #include "tensoracle/engine_file.h"
 #include "tensoracle/layer_timing.h"
 #include "tensoracle/npy.h"
+#include "tensoracle/plugin_registry.h"
 #include "tensoracle/status.h"
 
 namespace tensoracle {
@@ -42,10 +43,13 @@ class ExecutionBackend;  // a backend's per-execution state (src/backends/backen
 class Engine {
  public:
   // Verifies (checksum first), checks compatibility with this process's environment (naming
-  // every reason it cannot run here) and restores the backend's plan.
-  static Result<Engine> deserialize(const void* data, size_t size, const std::string& label = "<memory>");
-  static Result<Engine> open(const std::string& path);
-  static Result<Engine> from_file(EngineFile file);
+  // every reason it cannot run here) and restores the backend's plan. `plugins` must hold every
+  // plugin the engine needs (EngineFile::required_plugins), at the recorded version: a missing
+  // one is refused naming it and the library it was built with (plugin_registry.h).
+  static Result<Engine> deserialize(const void* data, size_t size, const std::string& label = "<memory>",
+                                    const PluginRegistry& plugins = PluginRegistry());
+  static Result<Engine> open(const std::string& path, const PluginRegistry& plugins = PluginRegistry());
+  static Result<Engine> from_file(EngineFile file, const PluginRegistry& plugins = PluginRegistry());
 
   const EngineFile& file() const;
   const std::string& backend() const;  // the backend that built it (and restored it here)

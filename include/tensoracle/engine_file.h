@@ -28,8 +28,9 @@
 
 namespace tensoracle {
 
-// The engine file format version this build writes and reads.
-inline constexpr uint32_t kEngineFormatVersion = 1;
+// The engine file format version this build writes and reads. 2: the plugins an engine needs name
+// the library that provided them, and plugin layers record which input each output's shape copies.
+inline constexpr uint32_t kEngineFormatVersion = 2;
 // Every section starts at a multiple of this many bytes from the start of the file.
 inline constexpr size_t kEngineAlignment = 256;
 

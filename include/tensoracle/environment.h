@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensoracle/plugin.h"  // PluginFingerprint
 #include "tensoracle/status.h"
 
 namespace tensoracle {
@@ -46,18 +47,6 @@ struct CudaVersions {
   std::string cudnn;
 
   bool operator==(const CudaVersions& other) const;
-};
-
-// A plugin library an engine depends on: its registered name and version, the SHA-256 of the
-// shared library and of the cubin bundle manifest it ships (empty when none). Plugins inside
-// engines are not implemented yet; the record and its compatibility check are.
-struct PluginFingerprint {
-  std::string name;
-  std::string version;
-  std::string library_sha256;
-  std::string bundle_manifest_sha256;
-
-  bool operator==(const PluginFingerprint& other) const;
 };
 
 struct Environment {

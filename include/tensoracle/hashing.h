@@ -17,6 +17,12 @@ using Sha256Digest = std::array<uint8_t, 32>;
 
 std::string to_hex(const uint8_t* bytes, size_t size);
 inline std::string to_hex(const Sha256Digest& digest) { return to_hex(digest.data(), digest.size()); }
+inline std::string to_hex(std::string_view bytes) {
+  return to_hex(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+}
+// The bytes of an even-length string of hex digits (either case); the error names the first
+// character that is not one, or the odd length.
+Result<std::string> from_hex(std::string_view hex);
 
 Sha256Digest sha256(const void* data, size_t size);
 inline Sha256Digest sha256(std::string_view text) { return sha256(text.data(), text.size()); }

@@ -494,8 +494,12 @@ struct CastAttributes : LayerAttributes<CastAttributes> {
   TO_FIELDS_(TO_LIST_)
 #undef TO_LIST_
 };
-// A plugin node: the plugin layer (plugin.h) supplies its implementation. Until a plugin is
-// resolved the node carries its declared outputs; `params` is the plugin's serialized parameters.
+// A plugin node (plugin_runtime.h): `plugin` is the qualified name ("example::scale_add"),
+// `params` the plugin's serialized parameters as lower-case hex (so that dumps, the canonical form
+// and engines carry them as text). The node records its outputs: their types, their shapes at
+// definition time, and for each output the input whose shape it copies (-1: computed by the
+// plugin, then the recorded shape is the output's at every input shape and must be static).
+// Network::plugin(inputs, identity, parameters) fills all of it from the plugin itself.
 // (Serialized, the output shapes are the keys output_ranks and output_dims.)
 struct PluginAttributes : LayerAttributes<PluginAttributes> {
 #define TO_LIST_(X)                              \
@@ -503,7 +507,8 @@ struct PluginAttributes : LayerAttributes<PluginAttributes> {
   X(std::string, version, {})                    \
   X(std::string, params, {})                     \
   X(std::vector<DataType>, output_types, {})     \
-  X(std::vector<Dims>, output_shapes, {})
+  X(std::vector<Dims>, output_shapes, {})        \
+  X(std::vector<int64_t>, output_copy_inputs, {})
   TO_FIELDS_(TO_LIST_)
 #undef TO_LIST_
 };

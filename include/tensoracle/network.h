@@ -26,12 +26,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "tensoracle/array.h"
 #include "tensoracle/layers.h"
+#include "tensoracle/plugin_registry.h"
 #include "tensoracle/status.h"
 #include "tensoracle/types.h"
 
@@ -171,7 +173,20 @@ class Network {
   Tensor quantize(Tensor input, Tensor scale, const QuantizeAttributes& attrs = {});
   Tensor dequantize(Tensor input, Tensor scale, const DequantizeAttributes& attrs = {});
   Tensor cast(Tensor input, const CastAttributes& attrs);
+  // A plugin layer as recorded (the node's outputs given in `attrs`; network_from_json uses it).
   std::vector<Tensor> plugin(const std::vector<Tensor>& inputs, const PluginAttributes& attrs);
+  // A plugin layer resolved through plugins(): the plugin of `identity` is made from `parameters`
+  // (its serialized bytes), must accept each input's type in the LINEAR format, and gives the
+  // outputs' types and shapes (copied from an input, or computed: then they must be static). The
+  // errors name the layer and the plugin.
+  std::vector<Tensor> plugin(const std::vector<Tensor>& inputs, const PluginIdentity& identity,
+                             std::string_view parameters, std::string layer_name = {});
+
+  // The plugins this network's plugin layers resolve through (plugin_registry.h). The builder
+  // sets EngineBuild::plugins before it calls the graph function; an engine's network gets the
+  // plugins the engine was opened with. Backends make their plugins from them.
+  void set_plugins(PluginRegistry plugins);
+  const PluginRegistry& plugins() const;
 
   // Shorthands.
   Tensor add(Tensor a, Tensor b) { return elementwise(a, b, ElementwiseAttributes().set_op(ElementwiseOp::kAdd)); }

@@ -5,9 +5,10 @@
 // `tensoracle bundle inspect --plugin DECLARATION.json` takes (docs/bundles.md shows the format).
 // validate_plugin_declaration() rejects inconsistent declarations; the JSON reader validates too.
 //
-// The runtime half of a plugin (configure, workspace size, enqueue on a stream, an optional CPU
-// implementation for the reference backend) is not declared here, and not implemented yet:
-// plugins inside engines are not, so no engine runs a declared plugin today.
+// The runtime half of a plugin (supported formats, output shapes, workspace size, configure,
+// enqueue on a stream, an optional CPU implementation for the reference backend) is the Plugin
+// class of plugin_runtime.h; plugin libraries and the registry that loads them are
+// plugin_registry.h.
 #pragma once
 
 #include <string>
@@ -111,6 +112,23 @@ struct PluginDeclaration {
 
 // "example::scale_mul 1.0.0".
 std::string plugin_display_name(const PluginIdentity& identity);
+// "example::scale_mul" (the name alone when the namespace is empty): how a plugin layer and an
+// engine name the plugin (PluginAttributes::plugin, PluginFingerprint::name).
+std::string plugin_qualified_name(const PluginIdentity& identity);
+
+// What an engine records of a plugin it needs, and what the key manifest records of a plugin a
+// build used: its qualified name and version, the library that provided it (file name, no
+// directory) and that library's SHA-256, and the SHA-256 of the cubin bundle manifest it ships
+// (empty when none). An in-process plugin (PluginRegistry::add) has no library.
+struct PluginFingerprint {
+  std::string name;
+  std::string version;
+  std::string library_sha256;
+  std::string bundle_manifest_sha256;
+  std::string library;  // "libscale_add.so"
+
+  bool operator==(const PluginFingerprint& other) const;
+};
 
 // Rejects inconsistent declarations, naming the plugin, the field and the bad value: empty or
 // malformed names, duplicate tensor names, an input without allowed combinations or with duplicate

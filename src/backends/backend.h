@@ -114,7 +114,8 @@ class Backend {
   // Ok, or kFailedPrecondition naming why this process cannot run the backend (no GPU).
   virtual Status usable() const = 0;
   // Ok, or why node `index` of `network` cannot run on this backend (kUnsupported with a reason
-  // naming the layer). Needs no device.
+  // naming the layer; a plugin layer whose plugin network.plugins() lacks: kNotFound naming the
+  // plugin, and a plugin's own errors as it reported them). Needs no device.
   virtual Status supports(const Network& network, size_t index) const = 0;
   // Plans an engine: lowering, tactic choice (timed or replayed), memory.
   virtual Result<BackendPlan> plan(const PlanRequest& request) const = 0;

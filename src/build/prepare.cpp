@@ -79,6 +79,22 @@ void add_declaration_problems(const Network& net, const std::vector<InputDeclara
   }
 }
 
+// The fingerprints of the plugins the network's layers use, each once: what the key and the
+// engine record. A layer whose plugin is not loaded is an error naming both.
+Result<std::vector<PluginFingerprint>> used_plugins(const Network& network) {
+  std::vector<PluginFingerprint> used;
+  for (size_t i = 0; i < network.num_nodes(); ++i) {
+    const Node& node = network.node(i);
+    const auto* attrs = node.attributes<PluginAttributes>();
+    if (attrs == nullptr) continue;
+    TO_ASSIGN_OR_RETURN_CONTEXT(const RegisteredPlugin* plugin, network.plugins().find(attrs->plugin, attrs->version),
+                                fmt::format("layer '{}' (plugin)", node.name));
+    PluginFingerprint fingerprint = plugin->fingerprint();
+    if (std::find(used.begin(), used.end(), fingerprint) == used.end()) used.push_back(std::move(fingerprint));
+  }
+  return used;
+}
+
 }  // namespace
 
 Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sidecar) {
@@ -105,6 +121,7 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   }
 
   Network net;
+  net.set_plugins(build.plugins);
   Status defined = build.graph(net, *weights);
   if (defined.is_ok()) defined = net.status();
   if (!defined.is_ok()) return defined.with_context(fmt::format("{}: the graph function failed", what));
@@ -179,7 +196,7 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
     if (!record_hash.is_ok()) return record_hash.status().with_context(fmt::format("{}: the tactic record", what));
     m.builder_settings["tactic_record_sha256"] = *record_hash;
   }
-  m.plugins = build.plugins;
+  TO_ASSIGN_OR_RETURN(m.plugins, used_plugins(network));
   m.source = build.source;
   m.environment = std::move(environment);
   return prepared;

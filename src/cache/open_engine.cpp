@@ -67,7 +67,7 @@ Result<OpenedEngine> open_engine(const EngineBuild& build, CachePolicy policy, c
     return invalid_argument("engine '{}' ({}): its I/O does not match the declaration: {}", build.name,
                             opened.engine_path.empty() ? std::string("in memory") : opened.engine_path, text);
   }
-  TO_ASSIGN_OR_RETURN(Engine engine, Engine::from_file(opened.engine));
+  TO_ASSIGN_OR_RETURN(Engine engine, Engine::from_file(opened.engine, build.plugins));
   return OpenedEngine{std::move(engine),          std::move(opened.key),         std::move(opened.engine_path),
                       opened.cache_hit,           opened.built,                  opened.build_seconds,
                       std::move(opened.explanation), std::move(opened.warnings)};

@@ -87,18 +87,23 @@ void check_plugins(const std::vector<PluginFingerprint>& needed, const std::vect
     for (const PluginFingerprint& candidate : available)
       if (candidate.name == plugin.name) same_name.push_back(&candidate);
     if (same_name.empty()) {
+      const std::string library =
+          plugin.library.empty() ? std::string("a library the engine does not name (the plugin was added in process)")
+                                 : fmt::format("'{}' (sha256 {})", plugin.library, plugin.library_sha256);
       out.add(field, plugin.version, "missing",
-              fmt::format("the engine needs plugin '{}' version {}, which is not loaded; pass its library in "
-                          "plugins= (library sha256 {})",
-                          plugin.name, plugin.version, plugin.library_sha256.empty() ? "unknown" : plugin.library_sha256));
+              fmt::format("the engine needs plugin '{}' version {}, which is not loaded; it was built with the plugin "
+                          "library {}: pass it with --plugin LIB (plugins= in the API)",
+                          plugin.name, plugin.version, library));
       continue;
     }
     const auto same_version = std::find_if(same_name.begin(), same_name.end(),
                                            [&](const PluginFingerprint* p) { return p->version == plugin.version; });
     if (same_version == same_name.end()) {
       out.add(field, plugin.version, same_name.front()->version,
-              fmt::format("the engine needs plugin '{}' version {}, the loaded one is version {}", plugin.name,
-                          plugin.version, same_name.front()->version));
+              fmt::format("the engine needs plugin '{}' version {}, the loaded one is version {}{}", plugin.name,
+                          plugin.version, same_name.front()->version,
+                          same_name.front()->library.empty() ? std::string()
+                                                             : fmt::format(" (from '{}')", same_name.front()->library)));
       continue;
     }
     const PluginFingerprint& loaded = **same_version;

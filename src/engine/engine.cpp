@@ -17,7 +17,7 @@ struct Engine::Impl {
   ActivationLimit limit;
 };
 
-Result<Engine> Engine::from_file(EngineFile file) {
+Result<Engine> Engine::from_file(EngineFile file, const PluginRegistry& plugins) {
   // The engine names the backend that built it; that backend restores it.
   auto backend = backends::create_backend(file.environment().backend);
   if (!backend.is_ok())
@@ -25,24 +25,23 @@ Result<Engine> Engine::from_file(EngineFile file) {
                        "does not have (it has: {})",
                        file.label(), file.environment().backend, fmt::join(backends::backend_names(), ", "));
   // Nothing of the plan reaches the backend before its sections agree with each other.
-  TO_ASSIGN_OR_RETURN(ValidatedEngine validated, validate_engine(file));
+  TO_ASSIGN_OR_RETURN(ValidatedEngine validated, validate_engine(file, plugins));
   TO_ASSIGN_OR_RETURN(Environment here, probe_environment((*backend)->name()));
-  // Plugins are not loaded by engines yet: an engine that needs one reports it as missing.
-  TO_RETURN_IF_ERROR(check_engine_compatibility(file, here, {}));
+  TO_RETURN_IF_ERROR(check_engine_compatibility(file, here, plugins.fingerprints()));
   TO_ASSIGN_OR_RETURN(std::shared_ptr<const backends::RestoredPlan> plan, (*backend)->restore(file, validated.plan));
   std::shared_ptr<const Network> network = validated.plan.network;
   return Engine(std::make_shared<const Impl>(
       Impl{std::move(file), std::move(plan), std::move(network), std::move(validated.limit)}));
 }
 
-Result<Engine> Engine::deserialize(const void* data, size_t size, const std::string& label) {
+Result<Engine> Engine::deserialize(const void* data, size_t size, const std::string& label, const PluginRegistry& plugins) {
   TO_ASSIGN_OR_RETURN(EngineFile file, EngineFile::from_bytes(data, size, label));
-  return from_file(std::move(file));
+  return from_file(std::move(file), plugins);
 }
 
-Result<Engine> Engine::open(const std::string& path) {
+Result<Engine> Engine::open(const std::string& path, const PluginRegistry& plugins) {
   TO_ASSIGN_OR_RETURN(EngineFile file, EngineFile::open(path));
-  return from_file(std::move(file));
+  return from_file(std::move(file), plugins);
 }
 
 const EngineFile& Engine::file() const { return impl_->file; }

@@ -1,6 +1,7 @@
 // Every section of an engine checked against the others (engine_validation.h).
 #include "engine/engine_validation.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -228,7 +229,25 @@ Status check_blobs_are_constants(const EngineFile& file, const JsonField& plan, 
   return Status::ok();
 }
 
-Result<ValidatedEngine> validate(const EngineFile& file) {
+// Every plugin layer of the plan's network names a plugin of the engine's record of what it needs.
+Status check_plugin_layers(const EngineFile& file, const Network& network) {
+  for (size_t i = 0; i < network.num_nodes(); ++i) {
+    const Node& node = network.node(i);
+    const auto* attrs = node.attributes<PluginAttributes>();
+    if (attrs == nullptr) continue;
+    const auto& needed = file.required_plugins();
+    const bool recorded = std::any_of(needed.begin(), needed.end(), [&](const PluginFingerprint& p) {
+      return p.name == attrs->plugin && p.version == attrs->version;
+    });
+    if (!recorded)
+      return corrupt_data("engine '{}': layer '{}' uses plugin '{}' version {}, which the engine's environment section "
+                          "does not list among the plugins it needs",
+                          file.label(), node.name, attrs->plugin, attrs->version);
+  }
+  return Status::ok();
+}
+
+Result<ValidatedEngine> validate(const EngineFile& file, const PluginRegistry& plugins) {
   const std::string source = fmt::format("engine '{}', plan", file.label());
   ValidatedEngine out;
   TO_ASSIGN_OR_RETURN(out.plan.json, parse_strict_json(file.plan().as_string_view(), source));
@@ -249,8 +268,10 @@ Result<ValidatedEngine> validate(const EngineFile& file) {
                                                                                         : StatusCode::kCorruptData;
     return Status(code, network.status().message());
   }
+  network->set_plugins(plugins);
   out.plan.network = std::make_shared<const Network>(*std::move(network));
   const Network& net = *out.plan.network;
+  TO_RETURN_IF_ERROR(check_plugin_layers(file, net));
   TO_RETURN_IF_ERROR(check_blobs_are_constants(file, plan, net).with_context(fmt::format("engine '{}'", file.label())));
 
   const IoTable& table = file.io_table();
@@ -280,9 +301,9 @@ Result<ValidatedEngine> validate(const EngineFile& file) {
 
 }  // namespace
 
-Result<ValidatedEngine> validate_engine(const EngineFile& file) {
+Result<ValidatedEngine> validate_engine(const EngineFile& file, const PluginRegistry& plugins) {
   try {
-    return validate(file);
+    return validate(file, plugins);
   } catch (const std::bad_alloc&) {
     return make_error(StatusCode::kFailedPrecondition, "engine '{}': out of memory validating the engine", file.label());
   }

@@ -15,6 +15,7 @@
 //     integers multiplying past 2^62; it is then rebuilt (shape and type inference, every constant's
 //     bytes checked against its blob: dtype x shape = blob size, SHA-256);
 //   - the blob table: every blob is a constant of the network;
+//   - every plugin layer names a plugin (and version) the environment section lists as needed;
 //   - the I/O table against the network: the same inputs and outputs in the same order, with the
 //     same types, the linear format, the network's rank and static dims, and output ranges equal
 //     to shape inference at each profile's min, opt and max input shapes;
@@ -63,7 +64,9 @@ struct ValidatedEngine {
   std::vector<uint64_t> max_activation_bytes;
 };
 
-Result<ValidatedEngine> validate_engine(const EngineFile& file);
+// `plugins`: what the plan's network's plugin layers resolve through (Network::plugins), for the
+// backend's restore; validation itself needs none of them.
+Result<ValidatedEngine> validate_engine(const EngineFile& file, const PluginRegistry& plugins = PluginRegistry());
 
 // validate_engine, then the backend's own check of its plan (Backend::check_plan): everything
 // Engine::from_file checks short of restoring the plan on a device. The cache runs it on every

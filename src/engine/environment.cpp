@@ -25,11 +25,6 @@ bool CudaVersions::operator==(const CudaVersions& other) const {
   return runtime == other.runtime && driver == other.driver && cublaslt == other.cublaslt && cudnn == other.cudnn;
 }
 
-bool PluginFingerprint::operator==(const PluginFingerprint& other) const {
-  return name == other.name && version == other.version && library_sha256 == other.library_sha256 &&
-         bundle_manifest_sha256 == other.bundle_manifest_sha256;
-}
-
 bool Environment::operator==(const Environment& other) const {
   return environment_to_json_value(*this) == environment_to_json_value(other);
 }

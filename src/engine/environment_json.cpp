@@ -109,7 +109,8 @@ json plugins_to_json_value(const std::vector<PluginFingerprint>& plugins) {
     out.push_back(json{{"name", plugin.name},
                        {"version", plugin.version},
                        {"library_sha256", plugin.library_sha256},
-                       {"bundle_manifest_sha256", plugin.bundle_manifest_sha256}});
+                       {"bundle_manifest_sha256", plugin.bundle_manifest_sha256},
+                       {"library", plugin.library}});
   return out;
 }
 
@@ -123,6 +124,7 @@ Result<std::vector<PluginFingerprint>> plugins_from_json_value(const JsonField& 
     TO_ASSIGN_OR_RETURN(plugin.version, entry.get_string("version"));
     TO_ASSIGN_OR_RETURN(plugin.library_sha256, entry.get_string("library_sha256"));
     TO_ASSIGN_OR_RETURN(plugin.bundle_manifest_sha256, entry.get_string("bundle_manifest_sha256"));
+    TO_ASSIGN_OR_RETURN(plugin.library, entry.get_string("library"));
     plugins.push_back(std::move(plugin));
   }
   return plugins;

@@ -171,6 +171,14 @@ std::vector<Tensor> Network::add_layer(std::vector<Tensor> inputs, OpAttributes 
   return impl_->add(std::move(inputs), std::move(attributes));
 }
 
+std::string Network::Impl::generated_name(OpKind kind) {
+  std::string name;
+  do {
+    name = fmt::format("{}_{}", op_kind_name(kind), generated_names[kind]++);
+  } while (node_by_name.count(name));
+  return name;
+}
+
 std::vector<Tensor> Network::Impl::add(std::vector<Tensor> layer_inputs, OpAttributes attributes) {
   const OpKind kind = op_kind_of_attributes(attributes);
   const std::string kind_name(op_kind_name(kind));
@@ -188,9 +196,7 @@ std::vector<Tensor> Network::Impl::add(std::vector<Tensor> layer_inputs, OpAttri
     return {};
   }
   if (name.empty()) {
-    do {
-      name = fmt::format("{}_{}", kind_name, generated_names[kind]++);
-    } while (node_by_name.count(name));
+    name = generated_name(kind);
   } else if (node_by_name.count(name)) {
     fail(invalid_argument("layer '{}' ({}): a layer of that name already exists", name, kind_name));
     return {};

@@ -19,10 +19,12 @@ struct Network::Impl {
   std::map<std::string, size_t> node_by_name;
   std::map<OpKind, int> generated_names;
   std::map<std::string, Tensor> weight_tensors;  // Weights tensor name -> constant
+  PluginRegistry plugins;                         // what plugin layers resolve through
   Status status;
 
   void fail(Status error);  // keeps the first error
   std::string unique_tensor_name(const std::string& base);
+  std::string generated_name(OpKind kind);  // "<op>_<n>", unused by any layer
   Tensor new_tensor(std::string name, TensorDesc desc, int64_t producer, int output_index);
   bool owns(Tensor t) const;
   bool any_invalid(const std::vector<Tensor>& tensors_in) const;

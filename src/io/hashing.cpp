@@ -20,6 +20,23 @@ std::string to_hex(const uint8_t* bytes, size_t size) {
   return out;
 }
 
+Result<std::string> from_hex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return invalid_argument("hex text of odd length {}", hex.size());
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < hex.size(); ++i) {
+    const int value = nibble(hex[i]);
+    if (value < 0) return invalid_argument("hex text has a non-hex character at offset {}", i);
+    out[i / 2] = static_cast<char>(i % 2 == 0 ? value << 4 : (static_cast<unsigned char>(out[i / 2]) | value));
+  }
+  return out;
+}
+
 struct Sha256::State {
   EVP_MD_CTX* context = nullptr;
   ~State() { EVP_MD_CTX_free(context); }

@@ -11,7 +11,10 @@ namespace tensoracle::passes {
 
 class Rebuild {
  public:
-  explicit Rebuild(const Network& source) : source_(source), map_(source.num_tensors()) {}
+  // The target resolves plugin layers through the source's plugins.
+  explicit Rebuild(const Network& source) : source_(source), map_(source.num_tensors()) {
+    target_.set_plugins(source.plugins());
+  }
   const Network& source() const { return source_; }
   Network& target() { return target_; }
   // The target tensor standing for source tensor `t` (invalid if not yet built).

@@ -110,9 +110,17 @@ Status check_kernels(const PluginKernels& bundle) {
 
 }  // namespace
 
+std::string plugin_qualified_name(const PluginIdentity& identity) {
+  return identity.plugin_namespace.empty() ? identity.name : identity.plugin_namespace + "::" + identity.name;
+}
+
 std::string plugin_display_name(const PluginIdentity& identity) {
-  std::string out = identity.plugin_namespace.empty() ? identity.name : identity.plugin_namespace + "::" + identity.name;
-  return out + " " + identity.version;
+  return plugin_qualified_name(identity) + " " + identity.version;
+}
+
+bool PluginFingerprint::operator==(const PluginFingerprint& other) const {
+  return name == other.name && version == other.version && library_sha256 == other.library_sha256 &&
+         bundle_manifest_sha256 == other.bundle_manifest_sha256 && library == other.library;
 }
 
 Status validate_plugin_declaration(const PluginDeclaration& declaration) {

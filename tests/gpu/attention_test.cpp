@@ -323,7 +323,7 @@ class AttentionFamilies : public AttentionOnGpu {
                                                          std::vector<Layout>(inputs.size(), Layout::kLinear),
                                                          std::vector<Layout>{Layout::kLinear},
                                                          std::vector<Layout>{},  // no epilogue inputs
-                                                         backends::cuda::PointwiseProgram{}, outputs, {}});
+                                                         backends::cuda::PointwiseProgram{}, outputs, {}, &net.plugins()});
     return s;
   }
 

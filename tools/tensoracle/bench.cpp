@@ -84,8 +84,8 @@ Engine open_package_engine(const BenchArgs& args, const std::string& graph, cons
   return std::move(opened->engine);
 }
 
-Engine open_engine_file(const std::string& path) {
-  return value_or_fail(Engine::open(path));
+Engine open_engine_file(const std::string& path, const BuildOptions& options) {
+  return value_or_fail(Engine::open(path, options.plugins()));
 }
 
 // `count` copies of one engine, each loaded on its own, so each placement of an A/B run has its
@@ -112,7 +112,7 @@ void run_bench(BenchArgs& args) {
     args.settings.modes.push_back(*mode);
   }
   NamedArrays inputs = fixed_inputs(args);
-  const Engine engine = args.engine_path.empty() ? open_package_engine(args, "", inputs) : open_engine_file(args.engine_path);
+  const Engine engine = args.engine_path.empty() ? open_package_engine(args, "", inputs) : open_engine_file(args.engine_path, args.build);
   if (inputs.empty()) {
     inputs = value_or_fail(synthetic_inputs(engine, args.settings.profile, args.batch));
   }
@@ -132,10 +132,10 @@ void run_bench(BenchArgs& args) {
       fail_usage(fmt::format("--baseline '{}' is not a file (a graph name needs --package)", args.baseline));
     const int copies = args.settings.placements - 1;  // `engine` is the candidate's first placement
     std::vector<Engine> candidates = placements_of(
-        [&] { return args.engine_path.empty() ? open_package_engine(args, "", inputs) : open_engine_file(args.engine_path); },
+        [&] { return args.engine_path.empty() ? open_package_engine(args, "", inputs) : open_engine_file(args.engine_path, args.build); },
         copies);
     const std::vector<Engine> baselines = placements_of(
-        [&] { return file ? open_engine_file(args.baseline) : open_package_engine(args, args.baseline, inputs); },
+        [&] { return file ? open_engine_file(args.baseline, args.build) : open_package_engine(args, args.baseline, inputs); },
         args.settings.placements);
     std::vector<const Engine*> candidate_placements = pointers_to(candidates);
     candidate_placements.insert(candidate_placements.begin(), &engine);

@@ -1,5 +1,5 @@
 // tensoracle build (--package LIB [--graph NAME] [--weights FILE] | --onnx MODEL) [--input SPEC]... [--backend B]
-//                  [--policy P] [--json]
+//                  [--plugin LIB]... [--policy P] [--json]
 //
 // Builds (or reuses) a package graph's engine through the cache. Exit status: 0 the engine is in
 // the cache, 1 the build or the cache refused (e.g. require-cached and absent), 2 bad usage.

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/package.h"
+#include "tensoracle/plugin_registry.h"
 #ifdef TENSORACLE_HAVE_ONNX
 #include "tensoracle/onnx.h"
 #endif
@@ -31,6 +32,7 @@ struct BuildOptions {
   std::string replay_tactics;
   int optimization_level = -1;
   int auxiliary_streams = -1;
+  std::vector<std::string> plugin_libraries;
 
   void add_to(CLI::App* cmd) {
     auto* package_opt = cmd->add_option("--package", package,
@@ -56,6 +58,10 @@ struct BuildOptions {
     cmd->add_option("--aux-streams", auxiliary_streams,
                     "cuda: 1 (default) lets independent branches run on a second stream beside the main one; 0: one stream")
         ->check(CLI::Range(0, 1));
+    cmd->add_option("--plugin", plugin_libraries,
+                    "Plugin library (a shared object exporting " TENSORACLE_PLUGIN_ENTRY_POINT ", loaded with dlopen: "
+                    "its code runs in this process); repeatable. A build resolves its plugin layers through them; an "
+                    "engine that needs plugins runs only with the libraries that provide them (docs/plugins.md)");
     cmd->add_option("--replay-tactics", replay_tactics,
                     "Engine file whose recorded tactic choices this build replays instead of timing (a deterministic rebuild)")
         ->check(CLI::ExistingFile);
@@ -74,6 +80,7 @@ struct BuildOptions {
         fail_usage("--replay-tactics: " + record.status().message());
     if (!package.empty() == !onnx.empty()) fail_usage("give exactly one of --package and --onnx");
     auto build = onnx.empty() ? package_build() : onnx_build();
+    build.plugins = plugins();
     if (!inputs.empty()) build.inputs = value_or_fail(declare_inputs(inputs));
     build.backend = backend;
     build.quiet = quiet;
@@ -112,6 +119,15 @@ struct BuildOptions {
     if (!build.is_ok()) fail_usage(build.status().message());
     if (!weights.empty()) build->weights_path = weights;
     return *std::move(build);
+  }
+
+  // The --plugin libraries, loaded in order (exits 2 naming the library and the reason when one
+  // cannot be loaded).
+  PluginRegistry plugins() const {
+    PluginRegistry registry;
+    for (const std::string& library : plugin_libraries)
+      if (const Status loaded = registry.load_library(library); !loaded.is_ok()) fail_usage("--plugin: " + loaded.message());
+    return registry;
   }
 
   CachePolicy cache_policy() const { return value_or_fail(parse_cache_policy(policy)); }

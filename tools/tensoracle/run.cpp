@@ -1,4 +1,4 @@
-// tensoracle run (--engine FILE | --package LIB | --onnx MODEL [build options]) --inputs FILE --outputs FILE
+// tensoracle run (--engine FILE | --package LIB | --onnx MODEL [build options]) [--plugin LIB]... --inputs FILE --outputs FILE
 //
 // Executes an engine on named input arrays (.npz, .npy, .safetensors; arrays that are not engine
 // inputs are skipped unread, so a fixture holding inputs and references can be passed as is) and
@@ -38,7 +38,7 @@ std::vector<std::string> build_options_given(const CLI::App& cmd) {
 
 Engine load_engine(const RunArgs& args) {
   if (!args.engine_path.empty()) {
-    return value_or_fail(Engine::open(args.engine_path));
+    return value_or_fail(Engine::open(args.engine_path, args.build.plugins()));
   }
   auto opened = open_engine(args.build.engine_build(), args.build.cache_policy());
   if (!opened.is_ok()) fail(kExitCheckFailed, opened.status().message());
@@ -52,6 +52,7 @@ std::vector<std::string> files_read(const RunArgs& args) {
   for (const std::string& file :
        {args.engine_path, args.build.package, args.build.onnx, args.build.weights, args.build.replay_tactics})
     if (!file.empty()) files.push_back(file);
+  for (const std::string& library : args.build.plugin_libraries) files.push_back(library);
   return files;
 }
 
@@ -122,7 +123,8 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Execute an engine (a file, or a package graph opened through the cache) on named input arrays and write its "
              "outputs, ready for `tensoracle compare`.");
-  cmd->add_option("--engine", args->engine_path, "Engine file (runs as built: no build options with it)")
+  cmd->add_option("--engine", args->engine_path,
+                  "Engine file (runs as built: no build options with it but --plugin, which an engine with plugins needs)")
       ->check(CLI::ExistingFile);
   args->build.add_to(cmd);
   cmd->add_option("--inputs", args->inputs,

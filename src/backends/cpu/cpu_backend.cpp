@@ -12,6 +12,7 @@
 #include "backends/cpu/cpu_execution.h"
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/plugin_kernel.h"
 #include "backends/plan_network.h"
 #include "core/lookup.h"
 #include "graph/liveness.h"
@@ -63,8 +64,7 @@ class CpuBackend final : public Backend {
   Status supports(const Network& network, size_t index) const override {
     const Node& node = network.node(index);
     if (node.kind == OpKind::kConstant) return Status::ok();
-    if (const auto* plugin = node.attributes<PluginAttributes>())
-      return unsupported("layer '{}': plugin '{}' has no CPU implementation registered", node.name, plugin->plugin);
+    if (node.kind == OpKind::kPlugin) return cpu::supports_plugin_layer(network, node);
     if (!cpu::find_kernel(node.kind))
       return unsupported("layer '{}': the cpu backend has no kernel for {}", node.name, op_kind_name(node.kind));
     return Status::ok();
@@ -150,7 +150,10 @@ Result<NamedArrays> CpuBackend::execute(const Network& network, const NamedArray
       out_ptrs.push_back(outs.back()->data());
       instance.outputs.push_back(d);
     }
-    TO_RETURN_IF_ERROR(cpu::find_kernel(node.kind)(cpu::KernelContext{instance, in_ptrs, out_ptrs}));
+    if (node.kind == OpKind::kPlugin)
+      TO_RETURN_IF_ERROR(cpu::run_plugin_layer(network, instance, in_ptrs, out_ptrs));
+    else
+      TO_RETURN_IF_ERROR(cpu::find_kernel(node.kind)(cpu::KernelContext{instance, in_ptrs, out_ptrs}));
     for (size_t o = 0; o < outs.size(); ++o) {
       cpu::round_to_type(instance.outputs[o].dtype, outs[o]->data(), static_cast<int64_t>(outs[o]->size()));
       value[node.outputs[o].id] = std::move(outs[o]);

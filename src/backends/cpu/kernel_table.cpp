@@ -1,6 +1,7 @@
 // Which kernel runs each node kind, expanded from the op table (layers.h): every pointwise and
 // compute op has `Status <name>_kernel(const KernelContext&)` in the file of its family
-// (docs/network.md, "How to add an op"); data (constants) and plugins run none.
+// (docs/network.md, "How to add an op"); data (constants) run none, and plugin layers run their
+// plugin's CPU implementation (plugin_kernel.h).
 #include "backends/cpu/kernel.h"
 
 namespace tensoracle::backends::cpu {

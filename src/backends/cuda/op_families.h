@@ -37,7 +37,8 @@
   X(GridSample, make_grid_sample_family())                         \
   X(Pooling, make_pooling_family())                                \
   X(Attention, make_cudnn_sdpa_family())                           \
-  X(Attention, make_composed_attention_family())
+  X(Attention, make_composed_attention_family())                   \
+  X(Plugin, make_plugin_family())
 
 // Pointwise and compute ops the cuda backend does not run yet: X(Kind, "reason"). Its planner
 // refuses a network holding one, naming the layer.

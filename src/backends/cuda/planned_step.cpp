@@ -21,7 +21,8 @@ std::vector<size_t> PlannedStep::nodes() const {
 Result<StepInstance> instantiate(const Network& network, const PlannedStep& step, const std::vector<TensorDesc>& desc) {
   const Node& anchor = network.node(step.anchor);
   const bool chain = is_pointwise(anchor.kind);
-  StepInstance inst{NodeInstance{anchor, {}, {}}, step.input_layouts, step.output_layouts, step.extra_input_layouts, {}, {}, {}};
+  StepInstance inst{NodeInstance{anchor, {}, {}}, step.input_layouts, step.output_layouts, step.extra_input_layouts, {}, {}, {},
+                    &network.plugins()};
   for (Tensor t : anchor.inputs) inst.anchor.inputs.push_back(t.valid() ? &desc[t.id] : nullptr);
   for (Tensor t : anchor.outputs) inst.anchor.outputs.push_back(desc[t.id]);
   for (Tensor t : step.outputs) inst.outputs.push_back(desc[t.id]);

@@ -58,6 +58,8 @@ struct StepInstance {
   // The descriptions of the step's outputs (the anchor's outputs, or the program's result).
   std::vector<TensorDesc> outputs;
   FusedQuantization quantization;
+  // What a plugin anchor's plugin is made from: the plugins of the network the step belongs to.
+  const PluginRegistry* plugins = nullptr;
 
   bool has_epilogue() const { return !program.empty() && !is_pointwise(anchor.node.kind); }
   bool fuses_quantization() const { return !quantization.dequantized.empty() || quantization.requantize.has_value(); }

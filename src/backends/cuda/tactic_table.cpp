@@ -8,6 +8,7 @@
 #include "backends/cuda/kernels/data_movement_families.h"
 #include "backends/cuda/kernels/pointwise_families.h"
 #include "backends/cuda/op_families.h"
+#include "backends/cuda/plugin_family.h"
 
 namespace tensoracle::backends::cuda {
 

@@ -80,8 +80,8 @@ TEST(CpuBackendInterface, PlanRefusesALayerItCannotRunNamingIt) {
   const BuilderSettings settings;
   auto plan = reference()->plan(backends::PlanRequest{net, profiles, settings});
   ASSERT_FALSE(plan.is_ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(plan.status().message().find("dcn"), std::string::npos) << plan.status().message();
+  EXPECT_EQ(plan.status().code(), StatusCode::kNotFound);  // no plugin is loaded
+  EXPECT_NE(plan.status().message().find("layer 'plugin_0': plugin 'dcn'"), std::string::npos) << plan.status().message();
 }
 
 // The engine reader's path: the engine names its backend, the registry makes it, the engine layer

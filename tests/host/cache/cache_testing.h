@@ -51,7 +51,7 @@ inline KeyManifest sample_manifest(const std::string& engine_name = "tinynet") {
   manifest.profiles = {{{"image", ShapeRange{{1, 3, 8, 8}, {2, 3, 8, 8}, {4, 3, 8, 8}}},
                         {"mask", ShapeRange::fixed({1, 8, 8})}}};
   manifest.builder_settings = {{"optimization_level", "3"}, {"precision", "fp32"}, {"tf32", "off"}};
-  manifest.plugins = {{"deform_conv", "2", std::string(64, 'c'), std::string(64, 'd')}};
+  manifest.plugins = {{"deform_conv", "2", std::string(64, 'c'), std::string(64, 'd'), "libdeform_conv.so"}};
   manifest.environment = sample_environment();
   return manifest;
 }

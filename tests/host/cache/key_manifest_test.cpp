@@ -21,7 +21,7 @@ struct FieldChange {
 // One entry per item the cache key holds (docs/cache.md).
 std::vector<FieldChange> every_field() {
   return {
-      {"format_version", [](KeyManifest& m) { m.format_version = 2; }},
+      {"format_version", [](KeyManifest& m) { m.format_version = kEngineFormatVersion + 1; }},
       {"engine_name", [](KeyManifest& m) { m.engine_name = "tinynet2"; }},
       {"graph_version", [](KeyManifest& m) { m.graph_version = "2"; }},
       {"graph_hash", [](KeyManifest& m) { m.graph_hash[0] = 'f'; }},
@@ -35,7 +35,8 @@ std::vector<FieldChange> every_field() {
       {"plugin version", [](KeyManifest& m) { m.plugins[0].version = "3"; }},
       {"plugin library hash", [](KeyManifest& m) { m.plugins[0].library_sha256[0] = 'e'; }},
       {"plugin bundle manifest hash", [](KeyManifest& m) { m.plugins[0].bundle_manifest_sha256[0] = 'e'; }},
-      {"plugin added", [](KeyManifest& m) { m.plugins.push_back({"other", "1", "", ""}); }},
+      {"plugin library file", [](KeyManifest& m) { m.plugins[0].library = "libother.so"; }},
+      {"plugin added", [](KeyManifest& m) { m.plugins.push_back({"other", "1", "", "", ""}); }},
       {"backend", [](KeyManifest& m) { m.environment.backend = "cuda"; }},
       {"gpu present", [](KeyManifest& m) { m.environment.gpu = GpuProperties{}; }},
       {"gpu.name", [](KeyManifest& m) { m.environment.gpu = GpuProperties{}; m.environment.gpu->name = "NVIDIA H200"; }},
@@ -81,8 +82,8 @@ TEST(KeyManifest, InsertionOrderDoesNotChangeTheKey) {
   reversed.builder_settings["tf32"] = "off";
   reversed.builder_settings["precision"] = "fp32";
   reversed.builder_settings["optimization_level"] = "3";
-  forward.plugins.push_back({"aaa", "1", "", ""});
-  reversed.plugins.insert(reversed.plugins.begin(), {"aaa", "1", "", ""});
+  forward.plugins.push_back({"aaa", "1", "", "", ""});
+  reversed.plugins.insert(reversed.plugins.begin(), {"aaa", "1", "", "", ""});
   EXPECT_EQ(cache_key(forward), cache_key(reversed));
   EXPECT_EQ(manifest_to_json(forward), manifest_to_json(reversed));
 }

@@ -165,20 +165,24 @@ TEST(Compatibility, MissingGpuReasonQuotesTheProbe) {
 
 TEST(Compatibility, PluginsMustBeLoadedWithTheSameVersionAndLibrary) {
   const Environment environment = cuda_environment();
-  const std::vector<PluginFingerprint> needed = {{"deform_conv", "2", "aaaa", ""}};
+  const std::vector<PluginFingerprint> needed = {{"deform_conv", "2", "aaaa", "", "libdcn.so"}};
   EXPECT_TRUE(find_incompatibilities(environment, needed, environment, needed).empty());
-  EXPECT_TRUE(find_incompatibilities(environment, needed, environment, {{"deform_conv", "2", "", ""}}).empty())
+  EXPECT_TRUE(find_incompatibilities(environment, needed, environment, {{"deform_conv", "2", "", "", ""}}).empty())
       << "an unknown library hash does not block";
 
-  auto missing = find_incompatibilities(environment, needed, environment, {{"other", "1", "", ""}});
+  auto missing = find_incompatibilities(environment, needed, environment, {{"other", "1", "", "", ""}});
   ASSERT_EQ(fields(missing), std::vector<std::string>{"plugins.deform_conv"});
   EXPECT_NE(missing[0].reason.find("not loaded"), std::string::npos) << missing[0].reason;
+  EXPECT_NE(missing[0].reason.find("built with the plugin library 'libdcn.so' (sha256 aaaa)"), std::string::npos)
+      << missing[0].reason;
 
-  auto old = find_incompatibilities(environment, needed, environment, {{"deform_conv", "1", "aaaa", ""}});
+  auto old = find_incompatibilities(environment, needed, environment, {{"deform_conv", "1", "aaaa", "", "libdcn_v1.so"}});
   ASSERT_EQ(fields(old), std::vector<std::string>{"plugins.deform_conv"});
-  EXPECT_NE(old[0].reason.find("loaded one is version 1"), std::string::npos) << old[0].reason;
+  EXPECT_NE(old[0].reason.find("needs plugin 'deform_conv' version 2, the loaded one is version 1 (from 'libdcn_v1.so')"),
+            std::string::npos)
+      << old[0].reason;
 
-  auto rebuilt = find_incompatibilities(environment, needed, environment, {{"deform_conv", "2", "bbbb", ""}});
+  auto rebuilt = find_incompatibilities(environment, needed, environment, {{"deform_conv", "2", "bbbb", "", "libdcn.so"}});
   EXPECT_EQ(fields(rebuilt), std::vector<std::string>{"plugins.deform_conv.library_sha256"});
 }
 

@@ -30,7 +30,7 @@ inline EngineWriter sample_engine_writer(const std::string& manifest_json = R"({
                                          size_t blob_bytes = 300) {
   EngineWriter writer;
   writer.set_manifest_json(manifest_json);
-  writer.set_environment(sample_environment(), {{"deform_conv", "2", "ab12", ""}});
+  writer.set_environment(sample_environment(), {{"deform_conv", "2", "ab12", "", "libdeform_conv.so"}});
   writer.set_io_table(sample_io_table());
   writer.set_plan("plan: conv -> relu -> fc");
   std::string weights(blob_bytes, '\0');

@@ -156,7 +156,7 @@ Network every_op() {
                               DequantizeAttributes().set_output_type(DataType::kFloat16).set_axis(0)));
   outs.push_back(n.cast(m, DataType::kBFloat16));
   std::vector<Tensor> plugin = n.plugin(
-      {x, m}, PluginAttributes().set_plugin("example.dcn").set_version("2").set_params("{\"k\":3}")
+      {x, m}, PluginAttributes().set_plugin("example.dcn").set_version("2").set_params("7b226b223a337d")  // {"k":3} in hex
                   .set_output_types({DataType::kFloat16, DataType::kInt32})
                   .set_output_shapes({Dims{2, 4}, Dims{3, -1, 1}}));
   outs.insert(outs.end(), plugin.begin(), plugin.end());

@@ -90,17 +90,18 @@ TEST(CpuBackend, GatherIndexOutOfRangeNamesLayerAndIndex) {
   EXPECT_NE(out.status().message().find("index 7"), std::string::npos) << out.status().message();
 }
 
-TEST(CpuBackend, PluginNodesAreUnsupportedWithAReason) {
+// Plugin layers whose plugin is loaded run its CPU implementation (tests/host/plugin).
+TEST(CpuBackend, APluginLayerWhosePluginIsNotLoadedIsRefusedNamingTheLayerAndThePlugin) {
   Network net;
   Tensor x = net.add_input("x", DataType::kFloat32, {2});
-  auto outs = net.plugin({x}, PluginAttributes().set_plugin("dcn").set_output_types({DataType::kFloat32}).set_output_shapes({{2}}));
+  auto outs = net.plugin({x}, PluginAttributes().set_plugin("dcn").set_version("1").set_output_types({DataType::kFloat32}).set_output_shapes({{2}}));
   net.mark_output(outs[0], "y");
   auto backend = cpu();
   const Status s = backend->supports(net, 0);
-  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_NE(s.message().find("dcn"), std::string::npos);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("layer 'plugin_0': plugin 'dcn' version 1 is not loaded"), std::string::npos) << s.message();
   HostArray in = random_array(DataType::kFloat32, {2}, 1);
-  EXPECT_EQ(backend->execute(net, {{"x", in.view()}}).status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(backend->execute(net, {{"x", in.view()}}).status().code(), StatusCode::kNotFound);
 }
 
 TEST(CpuBackend, LayersThatReachNoOutputDoNotRun) {

@@ -1,0 +1,119 @@
+// Plugins inside cuda engines: the test plugin library's test::scale_add (its CUDA kernel,
+// tests/host/plugin/test_plugins/scale_add_kernel.cu) runs as a step of a cuda engine between
+// standard layers, restored from the engine's bytes with the library, and matches the cpu engine
+// (its CPU implementation) exactly; a plugin whose enqueue fails is an error naming it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "gpu/engine_on_device.h"
+#include "gpu/gpu_testing.h"
+#include "tensoracle/plugin_registry.h"
+
+namespace tensoracle::testing {
+namespace {
+
+PluginRegistry test_plugins() {
+  PluginRegistry registry;
+  const Status loaded = registry.load_library(TEST_PLUGINS_LIBRARY);
+  EXPECT_TRUE(loaded.is_ok()) << loaded.to_string();
+  return registry;
+}
+
+// y = relu(scale_add(x + 1, b; scale 2.5)): the plugin between two standard layers.
+EngineBuild plugin_build(const std::string& backend, const PluginIdentity& plugin, bool two_inputs) {
+  EngineBuild build;
+  build.name = "plugin_" + plugin.name + "_" + backend;
+  build.graph_version = "1";
+  build.graph = [plugin, two_inputs](Network& net, const Weights&) {
+    Tensor x = net.add_input("x", DataType::kFloat32, {-1, 64});
+    HostArray one = HostArray::zeros(DataType::kFloat32, {1}).value();
+    one.data_as<float>()[0] = 1.0f;
+    Tensor shifted = net.add(x, net.add_constant(std::move(one), "one"));
+    std::vector<Tensor> inputs{shifted};
+    if (two_inputs) inputs.push_back(net.add_input("b", DataType::kFloat32, {-1, 64}));
+    float scale = 2.5f;
+    std::string parameters(sizeof scale, '\0');
+    std::memcpy(parameters.data(), &scale, sizeof scale);
+    std::vector<Tensor> y = net.plugin(inputs, plugin, two_inputs ? parameters : std::string(), "the_plugin");
+    if (!y.empty()) net.mark_output(net.relu(y[0]), "y");
+    return net.status();
+  };
+  build.weights = Weights::none();
+  build.add_input("x", {ShapeRange{{1, 64}, {8, 64}, {64, 64}}});
+  if (two_inputs) build.add_input("b", {ShapeRange{{1, 64}, {8, 64}, {64, 64}}});
+  build.backend = backend;
+  build.quiet = true;
+  build.plugins = test_plugins();
+  return build;
+}
+
+HostArray filled(int64_t rows, float step, float offset) {
+  HostArray array = HostArray::zeros(DataType::kFloat32, {rows, 64}).value();
+  // Multiples of 1/4 of small size: the products and sums are exact in fp32, with or without FMA.
+  for (int64_t i = 0; i < array.element_count(); ++i)
+    array.data_as<float>()[i] = step * static_cast<float>(i % 11) + offset;
+  return array;
+}
+
+Result<Engine> engine_for(const EngineBuild& build) {
+  TO_ASSIGN_OR_RETURN(std::string bytes, build_serialized_engine(build));
+  return Engine::deserialize(bytes.data(), bytes.size(), build.name + ".engine", build.plugins);
+}
+
+TEST(CudaPlugin, ScaleAddRunsInACudaEngineAndMatchesTheCpuEngineExactly) {
+  TO_SKIP_WITHOUT_GPU();
+  const PluginIdentity scale_add{"scale_add", "1.0.0", "test"};
+  auto cuda = engine_for(plugin_build("cuda", scale_add, true));
+  ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
+  auto cpu = engine_for(plugin_build("cpu", scale_add, true));
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  for (int64_t batch : {1, 3, 64}) {
+    const HostArray x = filled(batch, 0.5f, -2.5f);
+    const HostArray b = filled(batch, -0.25f, 1.0f);
+    const NamedArrayViews inputs{{"x", x.view()}, {"b", b.view()}};
+    auto on_gpu = run_on_device(*cuda, inputs);
+    ASSERT_TRUE(on_gpu.is_ok()) << on_gpu.status().to_string();
+    auto reference = cpu->create_execution()->run_on_host(inputs);
+    ASSERT_TRUE(reference.is_ok()) << reference.status().to_string();
+    const HostArray& got = on_gpu->at("y");
+    const HostArray& want = reference->at("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    int positive = 0;
+    for (int64_t i = 0; i < got.element_count(); ++i) {
+      EXPECT_EQ(got.data_as<float>()[i], want.data_as<float>()[i]) << "element " << i << " at batch " << batch;
+      positive += want.data_as<float>()[i] > 0 ? 1 : 0;
+    }
+    EXPECT_GT(positive, 0) << "the relu hides the plugin's result";
+  }
+}
+
+TEST(CudaPlugin, AnEnqueueErrorNamesTheLayerAndThePlugin) {
+  TO_SKIP_WITHOUT_GPU();
+  // test::gpu_only's enqueue reports that it has no CUDA implementation: when the builder times
+  // the step, or else when the engine runs.
+  const Status status = [&]() -> Status {
+    TO_ASSIGN_OR_RETURN(Engine cuda, engine_for(plugin_build("cuda", PluginIdentity{"gpu_only", "1.0.0", "test"}, false)));
+    const HostArray x = filled(2, 1.0f, 0.0f);
+    return run_on_device(cuda, {{"x", x.view()}}).status();
+  }();
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_NE(status.message().find("layer 'the_plugin': plugin 'test::gpu_only 1.0.0' enqueue: no CUDA implementation"),
+            std::string::npos)
+      << status.message();
+}
+
+TEST(CudaPlugin, AnEngineOpenedWithoutItsPluginLibraryNamesIt) {
+  TO_SKIP_WITHOUT_GPU();
+  const EngineBuild build = plugin_build("cuda", PluginIdentity{"scale_add", "1.0.0", "test"}, true);
+  auto bytes = build_serialized_engine(build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "scale_add.engine");
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_NE(engine.status().message().find("needs plugin 'test::scale_add' version 1.0.0, which is not loaded"),
+            std::string::npos)
+      << engine.status().message();
+}
+
+}  // namespace
+}  // namespace tensoracle::testing

@@ -1,0 +1,85 @@
+// `tensoracle build|run --plugin LIB`: a package graph with a plugin layer built through the cache,
+// its engine run with the library and refused without it; a missing library is bad usage.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "host/cli_run.h"
+#include "host/cache/cache_testing.h"
+#include "tensoracle/npy.h"
+#include "tensoracle/safetensors.h"
+
+namespace tensoracle {
+namespace {
+
+using testing::run_command;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class PluginCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    x_ = HostArray::zeros(DataType::kFloat32, {2, 4}).value();
+    b_ = HostArray::zeros(DataType::kFloat32, {2, 4}).value();
+    for (int64_t i = 0; i < 8; ++i) {
+      x_.data_as<float>()[i] = 0.5f * static_cast<float>(i) - 1.5f;
+      b_.data_as<float>()[i] = 0.25f * static_cast<float>(i % 3);
+    }
+    ASSERT_TRUE(write_safetensors(dir_ / "weights.safetensors", {{"b", b_.view()}}).is_ok());
+    ASSERT_TRUE(write_npz(dir_ / "inputs.npz", {{"x", x_.view()}}).is_ok());
+  }
+
+  // `tensoracle ARGUMENTS` with this test's cache, stderr joined to stdout.
+  testing::CliRun cli(const std::string& arguments) {
+    return run_command("TENSORACLE_CACHE_DIR=" + (dir_ / "cache") + " " + std::string(TENSORACLE_CLI_PATH) + " " +
+                       arguments + " 2>&1");
+  }
+  std::string build_args() const {
+    return std::string("--package ") + TEST_PLUGIN_PACKAGE + " --weights " + (dir_ / "weights.safetensors") + " --quiet";
+  }
+
+  testing::TempDir dir_;
+  HostArray x_, b_;
+};
+
+TEST_F(PluginCli, BuildsWithThePluginAndRunsTheEngineFileWithIt) {
+  const testing::CliRun built = cli("build " + build_args() + " --plugin " + TEST_PLUGINS_LIBRARY + " --json");
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  const std::string engine = nlohmann::json::parse(built.output)["engine_path"].get<std::string>();
+
+  const testing::CliRun ran = cli("run --engine " + engine + " --plugin " + TEST_PLUGINS_LIBRARY + " --inputs " +
+                                  (dir_ / "inputs.npz") + " --outputs " + (dir_ / "outputs.npz"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  auto outputs = read_npz(dir_ / "outputs.npz");
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().to_string();
+  const HostArray& y = outputs->at("y");
+  ASSERT_EQ(y.shape(), (Dims{2, 4}));
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_EQ(y.data_as<float>()[i], std::max(0.0f, x_.data_as<float>()[i] * 2.5f + b_.data_as<float>()[i])) << i;
+
+  const testing::CliRun refused =
+      cli("run --engine " + engine + " --inputs " + (dir_ / "inputs.npz") + " --outputs " + (dir_ / "refused.npz"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "needs plugin 'test::scale_add' version 1.0.0, which is not loaded")) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "libtensoracle_test_plugins.so")) << refused.output;
+}
+
+TEST_F(PluginCli, AGraphWhosePluginIsNotLoadedFailsTheBuildNamingIt) {
+  const testing::CliRun built = cli("build " + build_args());
+  EXPECT_EQ(built.exit_code, 1) << built.output;
+  EXPECT_TRUE(contains(built.output, "layer 'scale_add' (plugin): plugin 'test::scale_add' version 1.0.0 is not loaded"))
+      << built.output;
+}
+
+TEST_F(PluginCli, AMissingOrBrokenLibraryIsBadUsageNamingIt) {
+  const testing::CliRun missing = cli("build " + build_args() + " --plugin " + (dir_ / "libnothing.so"));
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "--plugin: plugin library '" + (dir_ / "libnothing.so") + "' does not exist"))
+      << missing.output;
+  const testing::CliRun not_plugin = cli("build " + build_args() + " --plugin " + TEST_NOT_A_PLUGIN_LIBRARY);
+  EXPECT_EQ(not_plugin.exit_code, 2) << not_plugin.output;
+  EXPECT_TRUE(contains(not_plugin.output, "has no entry point 'tensoracle_register_plugins_v1'")) << not_plugin.output;
+}
+
+}  // namespace
+}  // namespace tensoracle

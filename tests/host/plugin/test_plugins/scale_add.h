@@ -1,0 +1,14 @@
+// test::scale_add: y = x * scale + b, elementwise over two fp32 inputs of one shape; `scale` is
+// the plugin's parameter (4 bytes, a float). Its CPU implementation runs on the cpu backend; its
+// CUDA one (scale_add_kernel.cu, in CUDA builds) on the cuda backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tensoracle_test_plugins {
+
+// In CUDA builds: launches y = x * scale + b on `stream`; returns the cudaError_t as an int.
+int launch_scale_add(const float* x, const float* b, float* y, int64_t count, float scale, void* stream);
+
+}  // namespace tensoracle_test_plugins
