@@ -19,6 +19,10 @@ std::string printable(std::string_view text);
 // printable(text) between single quotes, a single quote inside escaped (\').
 std::string quote(std::string_view text);
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF): what a JSON document can carry.
+bool is_utf8(std::string_view text);
+
 // Whether `text` holds a NUL byte (a name that C APIs and the file system would cut short).
 inline bool has_nul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
 

@@ -4,22 +4,13 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/quoted.h"
 #include "io/atomic_file.h"
 #include "io/safetensors_header.h"
 #include "tensoracle/safetensors.h"
 
 namespace tensoracle {
 namespace {
-
-// nlohmann's dump is the arbiter: it refuses exactly the strings JSON cannot carry.
-bool is_utf8(const std::string& text) {
-  try {
-    (void)nlohmann::json(text).dump();
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
 
 struct Planned {
   const std::string* name;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/quoted.h"
 #include "frontends/onnx/external_data.h"
 #include "frontends/onnx/fold.h"
 #include "frontends/onnx/model_file.h"
@@ -71,6 +72,8 @@ class GraphImporter {
 
   Status claim(const std::string& name, const std::string& what) {
     if (name.empty()) return invalid_argument("{}: {} has an empty name", where(), what);
+    // Names become layer and tensor names, which engine files store as JSON.
+    if (!is_utf8(name)) return invalid_argument("{}: {} is named {}, which is not valid UTF-8", where(), what, quote(name));
     const auto [it, inserted] = producers_.emplace(name, what);
     if (!inserted) return invalid_argument("{}: the value '{}' is produced twice: by {} and by {}", where(), name, it->second, what);
     return Status::ok();
@@ -182,7 +185,7 @@ class GraphImporter {
     for (int i = 0; i < graph_.node_size(); ++i) {
       const onnx::NodeProto& node = graph_.node(i);
       std::string name = node.name();
-      if (name.empty() || used_layer_names_.count(name)) name = fmt::format("{}_{}", node.op_type(), i);
+      if (name.empty() || !is_utf8(name) || used_layer_names_.count(name)) name = fmt::format("{}_{}", node.op_type(), i);
       while (used_layer_names_.count(name)) name += "_";
       used_layer_names_.insert(name);
       layer_names_.push_back(name);

@@ -123,6 +123,36 @@ TEST(OnnxMalformed, UnknownAndUnsupportedDataTypesAreNamed) {
   EXPECT_NE(import_error(input).message().find("graph input 'x': data type STRING"), std::string::npos);
 }
 
+// Found by the fuzz target: a variadic op whose first step fails (shapes that do not broadcast)
+// read the invalid tensor it returned.
+TEST(OnnxMalformed, AVariadicOpWhoseFirstStepFailsIsRefused) {
+  onnx::ModelProto m = onnx_model();
+  add_input(m, "x", {2});
+  add_input(m, "y", {3});
+  add_input(m, "z", {2});
+  add_node(m, "Sum", {"x", "y", "z"}, {"s"}, "sum");
+  add_output(m, "s");
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("ONNX node 'sum' (op Sum, domain ai.onnx, opset 17)"), std::string::npos)
+      << error.message();
+}
+
+// Found by the fuzz target: names become layer and tensor names, which engine files store as JSON.
+TEST(OnnxMalformed, ANameThatIsNotUtf8IsRefused) {
+  onnx::ModelProto m = valid_model();
+  m.mutable_graph()->mutable_node(0)->set_output(0, "y\xff");
+  m.mutable_graph()->mutable_output(0)->set_name("y\xff");
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("node 'add' is named 'y\xff', which is not valid UTF-8"), std::string::npos)
+      << error.message();
+  onnx::ModelProto node_name = valid_model();
+  node_name.mutable_graph()->mutable_node(0)->set_name("add\xc0\xaf");  // an overlong '/'
+  TempDir dir;
+  auto imported = network_from_onnx(write_model(dir, node_name));
+  ASSERT_TRUE(imported.is_ok()) << imported.status().message();  // the layer takes a generated name
+  EXPECT_TRUE(imported->network.find_node("Add_0").is_ok());
+}
+
 TEST(OnnxMalformed, OldOpsetsAndMissingOpsetsAreRefused) {
   onnx::ModelProto old = valid_model();
   old.mutable_opset_import(0)->set_version(11);
