@@ -58,6 +58,7 @@ struct TargetState {
 
 std::vector<float> floats_of(const ArrayView& view) {
   std::vector<float> values(static_cast<size_t>(view.element_count()));
+  if (values.empty()) return values;  // an empty array may have no data pointer
   convert_elements(view.dtype, view.data, DataType::kFloat32, values.data(), values.size());
   return values;
 }
