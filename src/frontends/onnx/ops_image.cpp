@@ -91,7 +91,7 @@ Status convert_resize(NodeContext& ctx) {
         return ctx.refuse("align_corners with scale {} of dim {} ({} * scale is not an integer) is not supported",
                           scales[i], i, shape[i]);
       // Checked before the cast: a double beyond int64 converts to an undefined value.
-      if (!(scaled >= 0.0 && scaled < 9.2e18))
+      if (shape[i] >= 0 && !(scaled >= 0.0 && scaled < 9.2e18))
         return ctx.invalid("scale {} makes dim {} ({}) out of range", scales[i], i, shape[i]);
       if (shape[i] >= 0) out_sizes.push_back(static_cast<int64_t>(std::floor(scaled)));
     }
