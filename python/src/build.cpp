@@ -239,8 +239,8 @@ void bind_engine_build(nb::module_& m) {
       });
 
   m.def("build_serialized_engine", [](const PyEngineBuild& b, nb::handle plugins) {
-    check_no_plugins(plugins);
-    const EngineBuild build = library_build(b);
+    EngineBuild build = library_build(b);
+    build.plugins = plugins_from_python(plugins);
     Result<std::string> bytes = Status::ok();
     {
       nb::gil_scoped_release release;
@@ -251,8 +251,8 @@ void bind_engine_build(nb::module_& m) {
   }, "build"_a, "plugins"_a = nb::none(),
         nb::sig("def build_serialized_engine(build: EngineBuild, plugins: typing.Sequence[str | os.PathLike[str]] | None "
                 "= None) -> bytes"),
-        "Builds the engine file's bytes without the cache (Engine.deserialize opens them). plugins: plugin libraries; "
-        "plugins inside engines are not implemented yet, so only None or [] is accepted.");
+        "Builds the engine file's bytes without the cache (Engine.deserialize opens them). plugins: plugin libraries "
+        "whose plugins the graph's plugin layers use (docs/plugins.md).");
 }
 
 void bind_packages(nb::module_& m) {
@@ -296,11 +296,19 @@ EngineBuild library_build(const PyEngineBuild& b) {
   return build;
 }
 
-void check_no_plugins(nb::handle plugins) {
-  if (plugins.is_none() || nb::len(plugins) == 0) return;
-  throw StatusError(Status(StatusCode::kUnsupported,
-                           "plugins inside engines are not implemented yet: got " + python_repr(plugins) +
-                               " (pass plugins=None or [] until engines can load plugin libraries)"));
+PluginRegistry plugins_from_python(nb::handle plugins) {
+  PluginRegistry registry;
+  if (plugins.is_none()) return registry;
+  for (nb::handle library : plugins) {
+    const std::string path = path_from_python(library);
+    Status loaded = Status::ok();
+    {
+      nb::gil_scoped_release release;
+      loaded = registry.load_library(path);
+    }
+    check(loaded);
+  }
+  return registry;
 }
 
 void bind_build(nb::module_& m) {

@@ -19,8 +19,8 @@ struct PyEngineBuild {
 // library calls them with the GIL released, possibly from another thread).
 EngineBuild library_build(const PyEngineBuild& build);
 
-// plugins= of build_serialized_engine / open_engine: plugins inside engines do not exist yet,
-// so only None or an empty sequence is accepted.
-void check_no_plugins(nanobind::handle plugins);
+// plugins= of build_serialized_engine / open_engine: None, or a sequence of plugin library paths
+// loaded into one registry (plugin_registry.h; an unloadable library raises naming it).
+PluginRegistry plugins_from_python(nanobind::handle plugins);
 
 }  // namespace tensoracle::python

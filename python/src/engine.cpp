@@ -236,12 +236,12 @@ void bind_open_engine(nb::module_& m) {
 
   m.def("open_engine", [](const PyEngineBuild& b, const std::string& policy, nb::handle plugins,
                           std::optional<std::string> cache_dir, std::optional<uint64_t> max_cache_size) {
-    check_no_plugins(plugins);
     const CachePolicy cache_policy = unwrap(parse_cache_policy(policy));
     CacheOptions options;
     if (cache_dir) options.directory = *cache_dir;
     options.max_size_bytes = max_cache_size;
-    const EngineBuild build = library_build(b);
+    EngineBuild build = library_build(b);
+    build.plugins = plugins_from_python(plugins);
     Result<OpenedEngine> opened = Status::ok();
     {
       nb::gil_scoped_release release;
@@ -256,7 +256,7 @@ void bind_open_engine(nb::module_& m) {
         "Opens the engine for `build` through the cache. policy: \"reuse\" (build when absent, rebuild a "
         "corrupt entry), \"rebuild\" or \"require-cached\". cache_dir: default $TENSORACLE_CACHE_DIR, else "
         "$XDG_CACHE_HOME/tensoracle, else ~/.cache/tensoracle. max_cache_size: bytes kept after a build (LRU "
-        "eviction). plugins: plugins inside engines are not implemented yet, so only None or [] is accepted.");
+        "eviction). plugins: plugin libraries whose plugins the graph's plugin layers use (docs/plugins.md).");
 }
 
 }  // namespace

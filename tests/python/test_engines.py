@@ -144,11 +144,15 @@ def test_serialized_engines_without_the_cache(tinynet_build, tinynet_io, tmp_pat
         tensoracle.Engine.deserialize(data[:-1] + bytes([data[-1] ^ 1]), "damaged bytes")
 
 
-def test_plugins_inside_engines_are_refused_until_they_exist(tinynet_build):
-    for call in (lambda: tensoracle.build_serialized_engine(tinynet_build, plugins=["libdcn.so"]),
-                 lambda: tensoracle.open_engine(tinynet_build, plugins=["libdcn.so"])):
-        with pytest.raises(tensoracle.UnsupportedError, match="plugins inside engines are not implemented yet"):
-            call()
+def test_plugin_libraries_are_loaded_and_a_missing_one_is_named(tinynet_build, tmp_path):
+    missing = tmp_path / "libdcn.so"
+    not_a_library = tmp_path / "notes.so"
+    not_a_library.write_text("not a shared object")
+    for path in (missing, not_a_library):
+        for call in (lambda: tensoracle.build_serialized_engine(tinynet_build, plugins=[path]),
+                     lambda: tensoracle.open_engine(tinynet_build, plugins=[str(path)])):
+            with pytest.raises(tensoracle.Error, match=path.name):
+                call()
     assert tensoracle.open_engine(tinynet_build, plugins=None).built
 
 
