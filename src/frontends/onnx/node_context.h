@@ -73,10 +73,11 @@ class NodeContext {
   // Input i, or an invalid Tensor when it is absent (an optional input).
   Tensor optional_input(int i);
   // The type and shape of `t`; an empty desc for the invalid Tensor a failed layer returns (the
-  // network's error then stops the node), so converters may chain layers before checking.
-  const TensorDesc& desc(Tensor t) {
-    static const TensorDesc kNone;
-    return t.valid() && t.id < net().num_tensors() ? net().tensor(t).desc : kNone;
+  // network's error then stops the node), so converters may chain layers before checking. A copy:
+  // the network's tensor table grows with every layer a converter adds, so a reference into it
+  // would dangle.
+  TensorDesc desc(Tensor t) {
+    return t.valid() && t.id < net().num_tensors() ? net().tensor(t).desc : TensorDesc{};
   }
   // The value of input i when it is known at import time; an error saying the input must be a
   // constant (an initializer or a Constant node) otherwise.

@@ -209,7 +209,7 @@ Status convert_trilu(NodeContext& ctx) {
     k = values[0];
   }
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   if (shape.rank() < 2) return ctx.invalid("input {} has fewer than 2 dims", ctx.desc(x).to_string());
   const int64_t rows = shape[shape.rank() - 2];
   const int64_t cols = shape[shape.rank() - 1];

@@ -114,7 +114,7 @@ Status convert_einsum(NodeContext& ctx) {
   std::map<char, int64_t> sizes;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     TO_ASSIGN_OR_RETURN(const Tensor t, ctx.input(i));
-    const Dims& shape = ctx.desc(t).shape;
+    const Dims shape = ctx.desc(t).shape;
     const std::string& letters = eq.operands[static_cast<size_t>(i)];
     if (shape.rank() != letters.size())
       return ctx.invalid("operand {} '{}' has {} letters for {}", i, letters, letters.size(), ctx.desc(t).to_string());

@@ -22,7 +22,7 @@ Result<HostArray> generated_array(NodeContext& ctx, DataType dtype, const Dims& 
 
 Status convert_size(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   if (!shape.is_static()) return ctx.refuse("Size of {} (dynamic dims) is not supported", ctx.desc(x).to_string());
   TO_ASSIGN_OR_RETURN(const int64_t count, shape.element_count());
   TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(DataType::kInt64, Dims{}));

@@ -27,7 +27,7 @@ Result<ResizeCoordinates> resize_coordinates(NodeContext& ctx, const std::string
 
 Status convert_resize(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   TO_ASSIGN_OR_RETURN(const std::string mode, ctx.attribute_string("mode", "nearest"));
   TO_ASSIGN_OR_RETURN(const std::string coordinates, ctx.attribute_string("coordinate_transformation_mode", "half_pixel"));
   TO_ASSIGN_OR_RETURN(const std::string nearest_mode, ctx.attribute_string("nearest_mode", "round_prefer_floor"));
@@ -146,7 +146,7 @@ Status convert_group_norm(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(Tensor scale, ctx.input(1));
   TO_ASSIGN_OR_RETURN(Tensor bias, ctx.input(2));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   if (shape.rank() < 2) return ctx.invalid("input {} has no channel dim", ctx.desc(x).to_string());
   const int64_t channels = shape[1];
   if (groups < 1) return ctx.invalid("num_groups {} must be >= 1", groups);

@@ -76,7 +76,7 @@ Status convert_tile(NodeContext& ctx) {
 
 Status convert_split(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   const int64_t rank = static_cast<int64_t>(shape.rank());
   TO_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.attribute_int("axis", 0));
   TO_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(ctx, axis_attr, rank, "axis"));
@@ -121,7 +121,7 @@ Status convert_split(NodeContext& ctx) {
 
 // [N, C, H, W] with static C, H, W (N may be dynamic).
 Result<std::vector<int64_t>> image_dims(NodeContext& ctx, Tensor x) {
-  const Dims& s = ctx.desc(x).shape;
+  const Dims s = ctx.desc(x).shape;
   if (s.rank() != 4) return ctx.invalid("input {} is not [N, C, H, W]", ctx.desc(x).to_string());
   for (size_t i = 1; i < 4; ++i)
     if (s[i] < 0) return ctx.refuse("input {} has a dynamic C, H or W; not supported", ctx.desc(x).to_string());

@@ -74,7 +74,7 @@ Result<Window> read_window(NodeContext& ctx, Tensor x, size_t n, std::vector<int
       w.post.assign(pads.begin() + static_cast<long>(n), pads.end());
     }
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    const Dims& shape = ctx.desc(x).shape;
+    const Dims shape = ctx.desc(x).shape;
     for (size_t i = 0; i < n; ++i) {
       const int64_t in = shape[shape.rank() - n + i];
       if (in < 0) return ctx.refuse("auto_pad {} on a dynamic spatial dim is not supported", auto_pad);
@@ -104,7 +104,7 @@ Status convert_conv(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor weight, ctx.input(1));
   const Tensor bias = ctx.optional_input(2);
   const size_t n = spatial_rank(ctx, x);
-  const Dims& wshape = ctx.desc(weight).shape;
+  const Dims wshape = ctx.desc(weight).shape;
   if (wshape.rank() != n + 2) return ctx.invalid("weight {} for an input {}", ctx.desc(weight).to_string(), ctx.desc(x).to_string());
   std::vector<int64_t> kernel(wshape.begin() + 2, wshape.end());
   for (int64_t k : kernel)
@@ -128,8 +128,8 @@ Status convert_conv_transpose(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const Tensor weight, ctx.input(1));
   const Tensor bias = ctx.optional_input(2);
-  const Dims& xs = ctx.desc(x).shape;
-  const Dims& ws = ctx.desc(weight).shape;
+  const Dims xs = ctx.desc(x).shape;
+  const Dims ws = ctx.desc(weight).shape;
   if (xs.rank() != 4 || ws.rank() != 4)
     return ctx.refuse("only 2D ConvTranspose is supported (input {}, weight {})", ctx.desc(x).to_string(),
                       ctx.desc(weight).to_string());
@@ -306,7 +306,7 @@ Status convert_arg(NodeContext& ctx, bool largest) {
       x, TopKAttributes().set_k(1).set_axis(a).set_largest(largest).set_name(ctx.layer_name() + "/top1"));
   if (keep_dims != 0) return ctx.set_output(0, top.indices);
   std::vector<int64_t> out, from;
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   for (int64_t i = 0; i < rank; ++i) {
     if (i == a) continue;
     out.push_back(shape[static_cast<size_t>(i)]);

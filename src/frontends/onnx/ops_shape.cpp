@@ -19,7 +19,7 @@ Status convert_reshape(NodeContext& ctx) {
 
 Status convert_flatten(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   const int64_t rank = static_cast<int64_t>(shape.rank());
   TO_ASSIGN_OR_RETURN(int64_t axis, ctx.attribute_int("axis", 1));
   if (axis < -rank || axis > rank) return ctx.invalid("axis {} is outside [{}, {}]", axis, -rank, rank);
@@ -45,7 +45,7 @@ Status convert_flatten(NodeContext& ctx) {
 
 Status convert_squeeze(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   const int64_t rank = static_cast<int64_t>(shape.rank());
   std::vector<bool> squeezed(static_cast<size_t>(rank), false);
   if (ctx.has_input(1)) {
@@ -75,7 +75,7 @@ Status convert_squeeze(NodeContext& ctx) {
 Status convert_unsqueeze(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, ctx.int_list_input(1));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   const int64_t out_rank = static_cast<int64_t>(shape.rank() + axes.size());
   if (static_cast<size_t>(out_rank) > Dims::kMaxRank) return ctx.invalid("the output rank {} exceeds {}", out_rank, Dims::kMaxRank);
   std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
@@ -134,7 +134,7 @@ Status convert_slice(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> starts, ctx.int_list_input(1));
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> ends, ctx.int_list_input(2));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   const int64_t rank = static_cast<int64_t>(shape.rank());
   std::vector<int64_t> axes, steps;
   if (ctx.has_input(3)) {
@@ -229,7 +229,7 @@ Status convert_gather(NodeContext& ctx) {
 
 Status convert_shape(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims& shape = ctx.desc(x).shape;
+  const Dims shape = ctx.desc(x).shape;
   if (!shape.is_static()) return ctx.refuse("Shape of {} (dynamic dims) is not supported yet", ctx.desc(x).to_string());
   const int64_t rank = static_cast<int64_t>(shape.rank());
   TO_ASSIGN_OR_RETURN(int64_t start, ctx.attribute_int("start", 0));

@@ -7,7 +7,7 @@ namespace {
 
 // [B, S, H*D] -> [B, H, S, D], for Attention's 3D inputs.
 Result<Tensor> split_heads(NodeContext& ctx, Tensor x, int64_t heads, const char* which) {
-  const Dims& s = ctx.desc(x).shape;
+  const Dims s = ctx.desc(x).shape;
   if (heads < 1) return ctx.invalid("3D {} needs q_num_heads and kv_num_heads (>= 1), got {}", which, heads);
   if (s[2] < 0 || s[2] % heads != 0)
     return ctx.invalid("3D {} {}: its last dim does not split into {} heads", which, ctx.desc(x).to_string(), heads);
