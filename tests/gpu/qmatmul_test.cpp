@@ -1,17 +1,20 @@
 // Q/DQ fusion into cuBLASLt matmuls ("cublaslt.qmatmul", src/backends/cuda/cublaslt/qmatmul_plan.h).
 //
 // - QuantizedMatmulLowering (no GPU needed): which layers the planner puts into one fused step,
-//   and the build-log line naming the layer and the reason where it keeps Q/DQ explicit.
-// - QuantizedMatmulOnGpu: the whole cuda backend (planning, tactic timing between the fused and
-//   the explicit path, execution) against the CPU reference's explicit Q/DQ semantics, and the
-//   plan shows the fused family took the layer. Bounds (docs/cuda-backend.md "Q/DQ fusion"):
-//   fp32 1e-5 abs + rel (int8 is exact in int32; only where the scales multiply differs; fp8
-//   1.2e-4, its tensor cores' accumulation), fp16
-//   2e-3, bf16 2e-2 (the reference rounds each dequantized operand to that type first), a
+//   the build-log line naming the layer and the reason where it keeps Q/DQ explicit, that the
+//   forms verified on the H200 stay fused, and that a recorded fused choice the family no longer
+//   proposes is refused on replay.
+// - QuantizedMatmulOnGpu: the whole cuda backend (planning, execution) against the CPU
+//   reference's explicit Q/DQ semantics, the plan that runs shows whether the fused family took
+//   the layer, and every candidate of both paths. Bounds (docs/cuda-backend.md "Q/DQ fusion"):
+//   outputs in the product type within atol + rtol*|ref| + ... (fp32 1e-5 + 1e-5, fp8 products
+//   to fp32 1e-4 + 1.2e-4, fp16 2e-3 + 2e-3, bf16 2e-2 + 2e-2, plus the reference's own rounding of
+//   the dequantized operands: product_bound_terms), a
 //   trailing int8 quantize within 1 code, fp8 within one fp8 step (1/8 relative, 1/64 abs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -107,13 +110,32 @@ TEST(QuantizedMatmulLowering, Int8TakesBothDequantizesTheEpilogueAndTheTrailingQ
   EXPECT_TRUE(l.logged("transpose_dequantized_weights: 1 quantized weight(s) stored transposed")) << joined(l.log);
 }
 
-TEST(QuantizedMatmulLowering, Fp8TakesTheEpilogueAndTheTrailingQuantize) {
+// fp8 takes its epilogue; a trailing fp8 quantize is not taken (its fused forms failed on the
+// H200, qmatmul_plan.h) and runs as its own step, and the log says why.
+TEST(QuantizedMatmulLowering, Fp8TakesTheEpilogueButNotATrailingFp8Quantize) {
   const Q c = Q::of(kF8, kF16, {1, 64}, 32).with_bias().then(ActivationKind::kGeluTanh).quantized_to(kF8);
   const Lowered l = lower(c, 90);
   const std::vector<std::string> layers = l.layers_of("fc1");
-  EXPECT_EQ(layers.size(), 6u) << "fc1 + x_dq + w_dq + add + gelu_tanh + y_q expected, got "
-                               << ::testing::PrintToString(layers) << joined(l.log);
-  EXPECT_TRUE(contains(layers, "y_q")) << joined(l.log);
+  EXPECT_EQ(layers.size(), 5u) << "fc1 + x_dq + w_dq + add + gelu_tanh expected, got " << ::testing::PrintToString(layers)
+                               << joined(l.log);
+  EXPECT_FALSE(contains(layers, "y_q")) << joined(l.log);
+  EXPECT_FALSE(l.layers_of("y_q").empty()) << "y_q should be a step of its own";
+  EXPECT_TRUE(l.logged("fc1: quantize 'y_q' kept explicit:") && l.logged("trailing fp8 quantize"))
+      << "build log:" << joined(l.log);
+}
+
+// A trailing int8 quantize of an fp8 product is still taken (verified on the H200).
+TEST(QuantizedMatmulLowering, Fp8TakesATrailingInt8Quantize) {
+  const Lowered l = lower(Q::of(kF8, kF16, {32, 64}, 32).quantized_to(kI8), 90);
+  EXPECT_TRUE(contains(l.layers_of("fc1"), "y_q")) << joined(l.log);
+}
+
+// fp8 with a bias on an fp32 product: the product is fused, the bias add is its own step.
+TEST(QuantizedMatmulLowering, Fp8BiasOnAnFp32ProductIsItsOwnStep) {
+  const Lowered l = lower(Q::of(kF8, kF32, {32, 64}, 32).with_bias(), 90);
+  const std::vector<std::string> layers = l.layers_of("fc1");
+  EXPECT_EQ(layers.size(), 3u) << "fc1 + x_dq + w_dq expected, got " << ::testing::PrintToString(layers) << joined(l.log);
+  EXPECT_TRUE(l.logged("not fused into the Q/DQ step") && l.logged("bias on an fp32 product")) << "build log:" << joined(l.log);
 }
 
 // A shape cuBLASLt's int8 kernels cannot take stays explicit, and the log says which layer and why.
@@ -132,10 +154,14 @@ TEST(QuantizedMatmulLowering, Fp8NeedsComputeCapability89) {
       << "build log:" << joined(l.log);
 }
 
-TEST(QuantizedMatmulLowering, Fp8PerChannelWeightScalesFuseThroughTheEpilogueKernel) {
+// fp8 with per-channel weight scales (the epilogue-kernel path) failed on the H200: it stays
+// explicit, and the log names the layer and why.
+TEST(QuantizedMatmulLowering, Fp8PerChannelWeightScalesStayExplicitAndTheLogSaysWhy) {
   const Lowered l = lower(Q::of(kF8, kF16, {32, 64}, 32).per_output_channel().with_bias(), 90);
-  EXPECT_TRUE(contains(l.layers_of("fc1"), "w_dq")) << joined(l.log);
-  EXPECT_EQ(l.layers_of("fc1").size(), 4u) << ::testing::PrintToString(l.layers_of("fc1")) << joined(l.log);
+  EXPECT_FALSE(contains(l.layers_of("fc1"), "w_dq")) << ::testing::PrintToString(l.layers_of("fc1")) << joined(l.log);
+  EXPECT_TRUE(l.logged("fc1: Q/DQ kept explicit:") && l.logged("fp8 with per-channel weight scales") &&
+              l.logged("not proposed"))
+      << "build log:" << joined(l.log);
 }
 
 TEST(QuantizedMatmulLowering, Fp8PerChannelActivationScalesStayExplicit) {
@@ -188,11 +214,86 @@ TEST(QuantizedMatmulLowering, AWeightQuantizedInTheGraphFoldsAndTheLinearLayerFu
     device.cc_major = 9;
     l.steps = cu::lower_to_steps(l.net, l.desc, device, &l.log);
     const std::vector<std::string> layers = l.layers_of("fc1");
-    EXPECT_TRUE(contains(layers, "w_dq") && contains(layers, "x_dq"))
-        << data_type_name(format) << ": " << ::testing::PrintToString(layers) << joined(l.log);
+    if (format == kI8) {
+      EXPECT_TRUE(contains(layers, "w_dq") && contains(layers, "x_dq"))
+          << data_type_name(format) << ": " << ::testing::PrintToString(layers) << joined(l.log);
+    } else {  // per-channel fp8 weights are not fused (Fp8PerChannelWeightScalesStayExplicit...)
+      EXPECT_FALSE(contains(layers, "w_dq")) << ::testing::PrintToString(layers) << joined(l.log);
+      EXPECT_TRUE(l.logged("fc1: Q/DQ kept explicit:")) << joined(l.log);
+    }
     EXPECT_TRUE(l.logged("fold_constant_quantize: 1 quantize layer(s) of constants folded")) << joined(l.log);
     EXPECT_TRUE(l.layers_of("w_q").empty()) << "w_q still runs as a step: " << joined(l.log);
   }
+}
+
+// The cases of gpu_cases() that passed on the H200 (docs/perf/gpu-log.md, 2026-12-03 21:05): their
+// fused forms stay proposed, every layer of the pattern in fc1's step.
+std::vector<Q> verified_on_h200() {
+  const auto relu = ActivationKind::kRelu, gelu = ActivationKind::kGeluTanh;
+  return {
+      Q::of(kF8, kF16, {1, 64}, 32),
+      Q::of(kF8, kF16, {32, 128}, 64).with_bias(),
+      Q::of(kF8, kBF16, {32, 64}, 48).with_bias().then(relu),
+      Q::of(kF8, kF16, {1, 256}, 128).with_bias().then(gelu),
+      Q::of(kF8, kF16, {32, 64}, 32).quantized_to(kI8),
+      Q::of(kF8, kF32, {32, 64}, 32),
+      Q::of(kI8, kF32, {1, 64}, 32),
+      Q::of(kI8, kF32, {32, 64}, 48).per_output_channel(),
+      Q::of(kI8, kBF16, {1, 64}, 32).with_bias().then(gelu),
+      Q::of(kI8, kF16, {2, 16, 64}, 32).stored_nk().per_output_channel().with_bias().quantized_to(kI8),
+      Q::of(kI8, kF32, {32, 64}, 32).with_bias().then(relu).quantized_to(kF8),
+      Q::of(kF8, kF16, {32, 768}, 3072).with_bias().then(gelu),
+  };
+}
+
+TEST(QuantizedMatmulLowering, TheFormsVerifiedOnTheH200StayFused) {
+  for (const Q& c : verified_on_h200()) {
+    const Lowered l = lower(c, 90);
+    const size_t expected = 3u + (c.bias ? 1 : 0) + (c.activation ? 1 : 0) + (c.requantize ? 1 : 0);
+    EXPECT_EQ(l.layers_of("fc1").size(), expected)
+        << c.params() << ": " << ::testing::PrintToString(l.layers_of("fc1")) << joined(l.log);
+    EXPECT_FALSE(l.logged("kept explicit") || l.logged("not fused")) << c.params() << joined(l.log);
+  }
+}
+
+// A plan recorded before a form stopped being proposed (an engine built by an earlier version)
+// still names it: replaying it is refused with the layer, the recorded choice and why, rather
+// than running something else. No GPU needed: the refusal comes before any cuBLASLt call.
+TEST(QuantizedMatmulLowering, AReplayedFusedChoiceThatIsNoLongerProposedIsRefused) {
+  const Q c = Q::of(kF8, kF16, {32, 64}, 32).per_output_channel();
+  const Lowered l = lower(c, 90);
+  ASSERT_FALSE(contains(l.layers_of("fc1"), "w_dq")) << joined(l.log);
+  const auto index_of = [&](const std::string& name) {
+    for (size_t i = 0; i < l.net.num_nodes(); ++i)
+      if (l.net.node(i).name == name) return i;
+    ADD_FAILURE() << "no layer " << name;
+    return size_t{0};
+  };
+  // fc1's step as lowering made it when this form was fused (b558099).
+  const size_t fc1 = index_of("fc1"), x_dq = index_of("x_dq"), w_dq = index_of("w_dq");
+  cu::PlannedStep step;
+  step.anchor = fc1;
+  step.fused = {x_dq, w_dq};
+  step.inputs = {l.net.node(x_dq).inputs[0], l.net.node(w_dq).inputs[0], l.net.node(x_dq).inputs[1], l.net.node(w_dq).inputs[1]};
+  step.outputs = l.net.node(fc1).outputs;
+  step.input_layouts.assign(step.inputs.size(), cu::Layout::kLinear);
+  step.output_layouts.assign(step.outputs.size(), cu::Layout::kLinear);
+  step.family = "cublaslt.qmatmul";
+  step.choice = {{"path", "fused"}, {"rank", 0}};
+  auto inst = cu::instantiate(l.net, step, l.desc);
+  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
+  const cu::TacticFamily* family = cu::tactic_families().find("cublaslt.qmatmul");
+  ASSERT_NE(family, nullptr);
+  auto tactic = family->replay(*inst, step.choice);
+  ASSERT_TRUE(tactic.is_ok()) << tactic.status().to_string();
+  cu::DeviceInfo device;
+  device.cc_major = 9;
+  cu::RunContext ctx;
+  ctx.device = &device;
+  const Status initialized = (*tactic)->initialize(*inst, ctx);
+  ASSERT_FALSE(initialized.is_ok());
+  for (const char* part : {"cublaslt.qmatmul#fused0", "\"path\":\"fused\"", "layer 'fc1'", "per-channel weight scales", "not proposed"})
+    EXPECT_NE(initialized.message().find(part), std::string::npos) << "missing '" << part << "' in: " << initialized.to_string();
 }
 
 // ---- on the GPU ----
@@ -215,6 +316,198 @@ Tolerance tolerance_of(DataType type, DataType quantized) {
   }
 }
 
+// Whether fc1 is Q/DQ-fused at all: fp8 with per-channel weight scales is not proposed
+// (qmatmul_plan.h). The other forms that failed on the H200 keep a fused product and run their
+// trailing fp8 quantize or their bias on an fp32 product as steps of their own.
+bool fc1_fused(const Q& c) { return !(c.quantized == kF8 && c.per_channel); }
+
+// How far a correct fused kernel is from the reference, element by element. The reference rounds
+// each dequantized operand to the product type T before its fp64 sum; a fused kernel scales the
+// exact (int8) or fp32 (fp8) sum once. For output element (m, n), with d_k = DQ(x)[m,k]*DQ(w)[k,n]
+// (each DQ in fp32, as the reference computes it before rounding to T):
+//   rounding = |sum_k (round_T(DQ(x)) * round_T(DQ(w)) - d_k)|   the reference's operand rounding,
+//                                                                 computed exactly here
+//   product  = |sum_k d_k| + |bias[n]|                            where T's later roundings act
+//   abs_sum  = sum_k |d_k|                                        for the fp32 effects
+// bound = atol + rtol*|ref| + slope * (rounding + 2u*product + a*abs_sum), u T's unit roundoff,
+// a = K*2^-24 for fp8 (cuBLASLt's fp32 accumulation) or 2^-22 for int8 (the fp32 DQ of the
+// reference), slope the activation's largest (gelu_tanh: below 1.13). The fixed fp16 bound this
+// test used before (2e-3 + 2e-3) ignored `rounding`, which grows with K: the two int8 per-channel
+// fp16 cases that failed on values on the H200 exceed it in a host emulation of the documented
+// fused arithmetic (TheInt8FusedArithmeticIsWithinTheProductBound).
+struct ProductBound {
+  std::vector<double> rounding, product, abs_sum;
+};
+
+ProductBound product_bound_terms(const Q& c, const HostArray& x) {
+  const Network net = network_of(c);
+  const Node* x_dq = nullptr;
+  const Node* w_dq = nullptr;
+  const Node* fc1 = nullptr;
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    if (net.node(i).name == "x_dq") x_dq = &net.node(i);
+    if (net.node(i).name == "w_dq") w_dq = &net.node(i);
+    if (net.node(i).name == "fc1") fc1 = &net.node(i);
+  }
+  if (x_dq == nullptr || w_dq == nullptr || fc1 == nullptr) return {};
+  const Node* bias_add = nullptr;  // with_bias: the layer that reads fc1's product
+  for (size_t i = 0; i < net.num_nodes() && c.bias; ++i)
+    for (Tensor t : net.node(i).inputs)
+      if (t == fc1->outputs[0]) bias_add = &net.node(i);
+  const auto constant = [&](Tensor t) { return net.node(static_cast<size_t>(net.tensor(t).producer)).constant->view; };
+  const auto at = [](const ArrayView& v, int64_t i) { return load_as_double(v.dtype, v.data, static_cast<size_t>(i)); };
+  const auto round_to = [](double v, DataType t) {
+    unsigned char cell[8] = {};
+    convert_elements(DataType::kFloat64, &v, t, cell, 1);
+    return load_as_double(t, cell, 0);
+  };
+  const ArrayView w = constant(w_dq->inputs[0]), sx = constant(x_dq->inputs[1]), sw = constant(w_dq->inputs[1]);
+  ArrayView bias;
+  if (bias_add != nullptr) bias = constant(bias_add->inputs[0] == fc1->outputs[0] ? bias_add->inputs[1] : bias_add->inputs[0]);
+  const int64_t k = c.k(), n = c.n, rows = x.element_count() / k;
+  const auto dq = [&](const ArrayView& q, int64_t i, const ArrayView& s, int64_t j) {
+    return static_cast<double>(static_cast<float>(at(q, i)) * static_cast<float>(at(s, j)));
+  };
+  const ArrayView xv = x.view();
+  ProductBound b;
+  const size_t cells = static_cast<size_t>(rows * n);
+  b.rounding.assign(cells, 0.0);
+  b.product.assign(cells, 0.0);
+  b.abs_sum.assign(cells, 0.0);
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t j = 0; j < n; ++j) {
+      double rounding = 0, product = 0, abs_sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const double a = dq(xv, m * k + kk, sx, 0);
+        const double v = dq(w, c.weight_nk ? j * k + kk : kk * n + j, sw, c.per_channel ? j : 0);
+        rounding += round_to(a, c.product) * round_to(v, c.product) - a * v;
+        product += a * v;
+        abs_sum += std::fabs(a * v);
+      }
+      const size_t e = static_cast<size_t>(m * n + j);
+      b.rounding[e] = std::fabs(rounding);
+      b.product[e] = std::fabs(product) + (bias_add != nullptr ? std::fabs(at(bias, j)) : 0.0);
+      b.abs_sum[e] = abs_sum;
+    }
+  return b;
+}
+
+double unit_roundoff(DataType t) { return t == kF16 ? 0x1p-11 : t == kBF16 ? 0x1p-8 : 0x1p-24; }
+
+// Checks `got` against `ref` (the product type, not requantized) with the bound above; "" or why not.
+std::string outside_product_bound(const Q& c, const HostArray& x, const HostArray& got, const HostArray& ref) {
+  const ProductBound terms = product_bound_terms(c, x);
+  if (static_cast<int64_t>(terms.rounding.size()) != ref.element_count() || got.element_count() != ref.element_count())
+    return fmt::format("bound terms for {} elements, the reference has {}", terms.rounding.size(), ref.element_count());
+  const Tolerance tol = tolerance_of(ref.dtype(), c.quantized);
+  const double slope = c.activation == ActivationKind::kGeluTanh ? 1.13 : 1.0;
+  const double u = unit_roundoff(c.product);
+  const double a = c.quantized == kF8 ? static_cast<double>(c.k()) * 0x1p-24 : 0x1p-22;
+  int64_t outside = 0;
+  double worst = 0;
+  for (int64_t e = 0; e < ref.element_count(); ++e) {
+    const size_t i = static_cast<size_t>(e);
+    const double r = load_as_double(ref.dtype(), ref.data(), i);
+    const double g = load_as_double(got.dtype(), got.data(), i);
+    const double bound =
+        tol.atol + tol.rtol * std::fabs(r) + slope * (terms.rounding[i] + 2 * u * terms.product[i] + a * terms.abs_sum[i]);
+    const double err = std::fabs(g - r);
+    if (!(err <= bound)) ++outside;
+    worst = std::max(worst, err / bound);
+  }
+  if (outside == 0) return "";
+  return fmt::format("{} of {} elements outside atol {} + rtol {} + the reference's operand rounding; worst error/bound {:.3g}",
+                     outside, ref.element_count(), tol.atol, tol.rtol, worst);
+}
+
+// The output check of both tests: quantized outputs within one code/step, the others within the
+// product bound.
+std::string mismatch(const Q& c, const HostArray& x, const HostArray& got, const HostArray& ref) {
+  if (is_floating_point(ref.dtype()) && ref.dtype() != kF8) return outside_product_bound(c, x, got, ref);
+  const Tolerance tol = tolerance_of(ref.dtype(), c.quantized);
+  auto cmp = compare_outputs(got.view(), ref.view(), tol.atol, tol.rtol);
+  if (!cmp.is_ok()) return cmp.status().to_string();
+  if (cmp->tolerance_check->outside_count == 0) return "";
+  return fmt::format("{} of {} elements outside atol {} rtol {}; max abs error {}, rel L2 {}", cmp->tolerance_check->outside_count,
+                     ref.element_count(), tol.atol, tol.rtol, cmp->max_abs_error, cmp->rel_l2_error);
+}
+
+// The int8 fused path's arithmetic (qmatmul_epilogue.h), on the host: the exact integer sum, then
+// round_T(acc * sa * sb[n]), + bias, activation, each rounded to the product type T.
+HostArray emulated_int8_epilogue(const Q& c, const HostArray& x) {
+  const Network net = network_of(c);
+  const Node* x_dq = nullptr;
+  const Node* w_dq = nullptr;
+  const Node* fc1 = nullptr;
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    const Node& node = net.node(i);
+    if (node.name == "x_dq") x_dq = &node;
+    if (node.name == "w_dq") w_dq = &node;
+    if (node.name == "fc1") fc1 = &node;
+  }
+  const Node* bias_add = nullptr;  // the layer that reads fc1's product (with_bias: the add)
+  for (size_t i = 0; i < net.num_nodes() && fc1 != nullptr; ++i)
+    for (Tensor t : net.node(i).inputs)
+      if (t == fc1->outputs[0]) bias_add = &net.node(i);
+  const auto constant = [&](Tensor t) { return net.node(static_cast<size_t>(net.tensor(t).producer)).constant->view; };
+  const auto at = [](const ArrayView& v, int64_t i) { return load_as_double(v.dtype, v.data, static_cast<size_t>(i)); };
+  const auto round_to = [](double v, DataType t) {
+    std::vector<unsigned char> cell(8);
+    convert_elements(DataType::kFloat64, &v, t, cell.data(), 1);
+    return load_as_double(t, cell.data(), 0);
+  };
+  const ArrayView w = constant(w_dq->inputs[0]), sx = constant(x_dq->inputs[1]), sw = constant(w_dq->inputs[1]);
+  ArrayView bias;
+  if (c.bias && bias_add != nullptr) bias = constant(bias_add->inputs[0] == fc1->outputs[0] ? bias_add->inputs[1] : bias_add->inputs[0]);
+  const int64_t k = c.k(), n = c.n, rows = x.element_count() / k;
+  HostArray out = HostArray::zeros(c.product, Dims({rows, n})).value();
+  const ArrayView xv = x.view();
+  std::vector<double> values(static_cast<size_t>(rows * n));
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t acc = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc += static_cast<int64_t>(at(xv, m * k + kk)) * static_cast<int64_t>(at(w, c.weight_nk ? j * k + kk : kk * n + j));
+      double p = round_to(static_cast<double>(acc) * at(sx, 0) * at(sw, c.per_channel ? j : 0), c.product);
+      if (c.bias) p = round_to(p + at(bias, j), c.product);
+      if (c.activation == ActivationKind::kRelu) p = round_to(p < 0 ? 0.0 : p, c.product);
+      if (c.activation == ActivationKind::kGeluTanh)
+        p = round_to(0.5 * p * (1.0 + std::tanh(0.79788456080286535588 * (p + 0.044715 * p * p * p))), c.product);
+      values[static_cast<size_t>(m * n + j)] = p;
+    }
+  convert_elements(DataType::kFloat64, values.data(), c.product, out.data(), values.size());
+  return out;
+}
+
+// The two int8 per-channel fp16 cases that differed from the reference on the H200: the
+// documented fused arithmetic itself, computed on the host, is outside the fixed fp16 bound the
+// test used (2e-3 abs + rel) and inside the product bound, which a 1 % error still exceeds.
+TEST(QuantizedMatmulLowering, TheInt8FusedArithmeticIsWithinTheProductBound) {
+  const auto relu = ActivationKind::kRelu, gelu = ActivationKind::kGeluTanh;
+  const std::vector<Q> failed_on_values = {Q::of(kI8, kF16, {32, 128}, 64).per_output_channel().with_bias().then(relu),
+                                           Q::of(kI8, kF16, {32, 768}, 3072).per_output_channel().with_bias().then(gelu)};
+  for (const Q& c : failed_on_values) {
+    const HostArray x = seeded_input(c);
+    auto want = backends::create_backend(backends::kReferenceBackend).value()->execute(network_of(c), {{"x", x.view()}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    const HostArray& ref = want->at("y");
+    const HostArray fused = emulated_int8_epilogue(c, x);
+    auto old_bound = compare_outputs(fused.view(), ref.view(), 2e-3, 2e-3);
+    ASSERT_TRUE(old_bound.is_ok()) << old_bound.status().to_string();
+    EXPECT_GT(old_bound->tolerance_check->outside_count, 0) << c.params() << ": within the old fixed bound after all";
+    std::cout << "[ info ] " << c.params() << ": host emulation, " << old_bound->tolerance_check->outside_count << " of "
+              << ref.element_count() << " outside 2e-3, max abs error " << old_bound->max_abs_error << "\n";
+    const std::string why = outside_product_bound(c, x, fused, ref);
+    EXPECT_TRUE(why.empty()) << c.params() << ": " << why;
+    HostArray off = HostArray::zeros(fused.dtype(), fused.shape()).value();
+    std::vector<double> values(static_cast<size_t>(fused.element_count()));
+    convert_elements(fused.dtype(), fused.data(), DataType::kFloat64, values.data(), values.size());
+    for (double& v : values) v *= 1.01;
+    convert_elements(DataType::kFloat64, values.data(), off.dtype(), off.data(), values.size());
+    EXPECT_FALSE(outside_product_bound(c, x, off, ref).empty()) << c.params() << ": the bound does not see a 1 % error";
+  }
+}
+
 class QuantizedMatmulOnGpu : public ::testing::TestWithParam<Q> {};
 
 TEST_P(QuantizedMatmulOnGpu, FusedAndMatchesTheCpuReference) {
@@ -223,18 +516,33 @@ TEST_P(QuantizedMatmulOnGpu, FusedAndMatchesTheCpuReference) {
   const Network net = network_of(c);
   const HostArray x = seeded_input(c);
 
-  // How it was planned: fc1's step is the fused family's, taking the dequantize layers.
+  // How it is planned. execute() below plans again at optimization level 0 (the fused path alone,
+  // untimed), so that is the plan inspected here; the earlier version of this test printed the
+  // tactic of a timed (level 3) plan that execute() never ran. The timed choice is printed too.
   const OptimizationProfile profile{{"x", ShapeRange{Dims(c.x), Dims(c.x), Dims(c.x)}}};
-  auto plan = cu::make_cuda_plan(net, {profile}, cu::PlanOptions{}, nullptr);
+  const auto fc1_of = [](const cu::CudaPlan& p) -> const cu::PlannedStep* {
+    for (const cu::PlannedStep& s : p.steps)
+      if (p.network.node(s.anchor).name == "fc1") return &s;
+    return nullptr;
+  };
+  cu::PlanOptions level0;
+  level0.optimization_level = 0;
+  auto plan = cu::make_cuda_plan(net, {profile}, level0, nullptr);
   ASSERT_TRUE(plan.is_ok()) << c.params() << ": " << plan.status().to_string();
-  const cu::PlannedStep* fc1 = nullptr;
-  for (const cu::PlannedStep& s : plan->steps)
-    if (plan->network.node(s.anchor).name == "fc1") fc1 = &s;
+  const cu::PlannedStep* fc1 = fc1_of(*plan);
   ASSERT_NE(fc1, nullptr);
-  EXPECT_EQ(fc1->family, "cublaslt.qmatmul") << c.params() << ": fc1 ran as " << fc1->tactic
-                                             << " (not Q/DQ-fused); build log:" << joined(plan->log);
-  std::cout << "[ info ] " << c.params() << ": fc1 -> " << fc1->tactic << " " << fc1->time_ms << " ms, " << fc1->nodes().size()
-            << " layers in the step\n";
+  if (fc1_fused(c)) {
+    EXPECT_EQ(fc1->family, "cublaslt.qmatmul") << c.params() << ": fc1 runs as " << fc1->tactic
+                                               << " (not Q/DQ-fused); build log:" << joined(plan->log);
+  } else {
+    EXPECT_NE(fc1->family, "cublaslt.qmatmul") << c.params() << joined(plan->log);
+  }
+  auto timed = cu::make_cuda_plan(net, {profile}, cu::PlanOptions{}, nullptr);
+  ASSERT_TRUE(timed.is_ok()) << c.params() << ": " << timed.status().to_string();
+  const cu::PlannedStep* timed_fc1 = fc1_of(*timed);
+  ASSERT_NE(timed_fc1, nullptr);
+  std::cout << "[ info ] " << c.params() << ": fc1 runs " << fc1->tactic << " (" << fc1->nodes().size()
+            << " layers in the step); timed choice " << timed_fc1->tactic << " " << timed_fc1->time_ms << " ms\n";
 
   auto cuda = backends::create_backend("cuda").value();
   auto cpu = backends::create_backend(backends::kReferenceBackend).value();
@@ -246,13 +554,8 @@ TEST_P(QuantizedMatmulOnGpu, FusedAndMatchesTheCpuReference) {
   const HostArray& y = got->at("y");
   const HostArray& ref = want->at("y");
   ASSERT_EQ(y.dtype(), ref.dtype());
-  const Tolerance tol = tolerance_of(ref.dtype(), c.quantized);
-  auto cmp = compare_outputs(y.view(), ref.view(), tol.atol, tol.rtol);
-  ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
-  EXPECT_EQ(cmp->tolerance_check->outside_count, 0)
-      << c.params() << " (" << fc1->tactic << "): " << cmp->tolerance_check->outside_count << " of " << ref.element_count()
-      << " elements outside atol " << tol.atol << " rtol " << tol.rtol << "; max abs error " << cmp->max_abs_error
-      << ", rel L2 " << cmp->rel_l2_error;
+  const std::string why = mismatch(c, x, y, ref);
+  EXPECT_TRUE(why.empty()) << c.params() << " (" << fc1->tactic << "): " << why;
 }
 
 // Every candidate of the family -- the explicit path and the fused one, at each heuristic rank --
@@ -266,6 +569,10 @@ TEST_P(QuantizedMatmulOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
   const Lowered l = lower(c, device->compute_capability());
   const cu::PlannedStep* planned = l.step_of("fc1");
   ASSERT_NE(planned, nullptr);
+  if (!fc1_fused(c)) {  // nothing of the family to run; the log says why
+    EXPECT_TRUE(l.logged("fc1: Q/DQ kept explicit:")) << c.params() << joined(l.log);
+    return;
+  }
   ASSERT_TRUE(contains(l.layers_of("fc1"), "x_dq")) << c.params() << ": fc1 is not Q/DQ-fused; build log:" << joined(l.log);
   auto step = cu::instantiate(l.net, *planned, l.desc);
   ASSERT_TRUE(step.is_ok()) << step.status().to_string();
@@ -319,13 +626,8 @@ TEST_P(QuantizedMatmulOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
     ASSERT_TRUE(ran.is_ok()) << tactic->name() << ": " << ran.to_string();
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemcpy(got.data(), out_buffer.data(), got.byte_size(), cudaMemcpyDeviceToHost));
-    const Tolerance tol = tolerance_of(ref.dtype(), c.quantized);
-    auto cmp = compare_outputs(got.view(), ref.view(), tol.atol, tol.rtol);
-    ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
-    EXPECT_EQ(cmp->tolerance_check->outside_count, 0)
-        << c.params() << " candidate " << tactic->name() << ": " << cmp->tolerance_check->outside_count << " of "
-        << ref.element_count() << " elements outside atol " << tol.atol << " rtol " << tol.rtol << "; max abs error "
-        << cmp->max_abs_error << ", rel L2 " << cmp->rel_l2_error;
+    const std::string why = mismatch(c, x, got, ref);
+    EXPECT_TRUE(why.empty()) << c.params() << " candidate " << tactic->name() << ": " << why;
   }
   EXPECT_TRUE(explicit_seen && fused_seen) << c.params() << ": the family offered only one path";
 }

@@ -97,7 +97,10 @@ class Lowering {
 
   // Absorbs the pointwise layers that alone read the step's output while some family accepts the
   // grown step; returns the tensor the step then writes.
-  Tensor grow_epilogue(PlannedStep& step, bool chain, const std::vector<bool>& taken) const {
+  // `log` (Q/DQ-fused steps): where a following layer is not taken, the line says why, since the
+  // family then runs it as its own step for a reason of its own (qmatmul_plan.h).
+  Tensor grow_epilogue(PlannedStep& step, bool chain, const std::vector<bool>& taken,
+                       std::vector<std::string>* log = nullptr) const {
     Tensor current = step.outputs[0];
     while (auto next = chain_successor(current, taken)) {
       PlannedStep grown = step;
@@ -109,7 +112,12 @@ class Lowering {
       }
       grown.outputs = c.outputs;
       set_linear_layouts(grown);
-      if (!some_family_accepts(net_, grown, desc_, device_)) break;
+      if (!some_family_accepts(net_, grown, desc_, device_)) {
+        if (log)
+          log->push_back(fmt::format("{}: {} '{}' not fused into the Q/DQ step: {}", net_.node(step.anchor).name,
+                                     op_kind_name(c.kind), c.name, quantize_refusal(grown)));
+        break;
+      }
       step = std::move(grown);
       current = c.outputs[0];
     }
@@ -175,7 +183,7 @@ class Lowering {
     step.outputs = node.outputs;
     set_linear_layouts(step);
     if (const std::string why = quantize_refusal(step); !why.empty()) return kept_explicit(why);
-    const Tensor result = grow_epilogue(step, /*chain=*/false, taken);
+    const Tensor result = grow_epilogue(step, /*chain=*/false, taken, log);
     if (is_output_.count(result.id) == 0 && readers_[result.id].size() == 1) {
       const size_t q = readers_[result.id][0];
       const Node& quantize = net_.node(q);

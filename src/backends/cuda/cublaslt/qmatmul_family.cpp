@@ -1,7 +1,9 @@
 // Family "cublaslt.qmatmul": Q/DQ-fused matrix products (qmatmul_plan.h says what it takes and
 // how each path runs). Candidates are the explicit path and the fused path, each at the ranks of
 // cuBLASLt's heuristic list, so the tactic timer picks fused or explicit by measurement; a
-// recorded choice {"path": "fused" | "explicit", "rank": i} replays by asking the heuristic again.
+// recorded choice {"path": "fused" | "explicit", "rank": i} replays by asking the heuristic again
+// and is refused (kFailedPrecondition, naming the layer and the choice) when that rank is not
+// there, or the path is not possible for the step any more, rather than running another one.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -68,13 +70,29 @@ class QuantizedMatmulTactic final : public CudaTactic {
 
   Status initialize(const StepInstance& step, const RunContext& ctx) override {
     gemm_.reset();
-    TO_ASSIGN_OR_RETURN(plan_, plan_quantized_matmul(step, ctx.device ? ctx.device->compute_capability() : 0));
+    auto plan = plan_quantized_matmul(step, ctx.device ? ctx.device->compute_capability() : 0);
+    if (!plan.is_ok()) return plan.status().with_context(fmt::format("{} (choice {})", name(), choice().dump()));
+    plan_ = std::move(*plan);
     scratch_ = scratch_of(plan_, fused_);
     if (scratch_.total() > ctx.workspace_bytes)
       return unsupported("layer '{}': {} needs {} bytes of scratch, more than the {} bytes of workspace given",
                          step.anchor.node.name, name(), scratch_.total(), ctx.workspace_bytes);
     const LtGemmDesc& desc = fused_ ? plan_.gemm : plan_.dequantized.gemm;
     TO_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ctx.cublaslt, desc, rank_, ctx.workspace_bytes - scratch_.total()));
+    // LtGemm::create falls back to another rank when the heuristic lists fewer algorithms here or
+    // the one at rank_ needs more workspace than given. A candidate or a recorded choice must run
+    // exactly the algorithm its name says (the one timed), so that is refused, not substituted.
+    if (gemm_->selected_rank() != rank_) {
+      const int listed = gemm_->algorithm_count();
+      gemm_.reset();
+      return make_error(StatusCode::kFailedPrecondition,
+                        "layer '{}': {} (choice {}) cannot be reproduced here: cuBLASLt's heuristic lists {} algorithm(s) "
+                        "for {}{}; rebuild the engine on this GPU and cuBLASLt version",
+                        step.anchor.node.name, name(), choice().dump(), listed, desc.to_string(),
+                        rank_ < listed ? fmt::format(" and the one at rank {} needs more than the {} bytes of workspace given",
+                                                     rank_, ctx.workspace_bytes - scratch_.total())
+                                       : std::string());
+    }
     shapes_ = StepShapes::of(step);
     return Status::ok();
   }

@@ -95,6 +95,23 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
     plan.y_scale_type = step.quantization.requantize->scale->dtype;
   }
 
+  if (fp8) {
+    // Fused forms that failed on the H200 (docs/perf/gpu-log.md, 2026-12-03 21:05): cublasLtMatmul
+    // returned CUBLAS_STATUS_NOT_SUPPORTED for the fused GEMM of these, although the heuristic had
+    // listed algorithms for it. Why is not established without a GPU, so they are not proposed:
+    // the layers they would take run explicitly (correct, the reference's order). The code for
+    // them below and in qmatmul_family.cpp stays, to be re-enabled once a GPU run explains them.
+    const char* kNotVerified = "the fused form failed on the GPU (cuBLAS NOT_SUPPORTED) and is not proposed until that is understood";
+    if (plan.b_per_channel)
+      return unsupported("layer '{}': fp8 with per-channel weight scales ({} of dequantize '{}'): {}", layer,
+                         b.scale->to_string(), b.layer->name, kNotVerified);
+    if (g.use_bias && g.output_type == DataType::kFloat32)
+      return unsupported("layer '{}': fp8 with a bias on an fp32 product: {}", layer, kNotVerified);
+    if (plan.requantize && plan.output_type == DataType::kFloat8E4M3)
+      return unsupported("layer '{}': fp8 with a trailing fp8 quantize ('{}'): {}", layer,
+                         step.quantization.requantize->layer->name, kNotVerified);
+  }
+
   plan.gemm = g;
   plan.gemm.input_type = qa;
   // fp8 on cuBLASLt's own epilogue where it can: per-tensor scales, and not an fp32 product

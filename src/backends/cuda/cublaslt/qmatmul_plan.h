@@ -21,6 +21,13 @@
 // (transpose_b; passes.h transpose_dequantized_weights stores constant weights so), a
 // per-tensor activation scale; weight scales per tensor or per channel along N; K and N multiples of 16 (fp8) or 4 (int8, cuBLASLt's rule for its int8 kernels).
 // Anything else is kUnsupported with the reason, and the layers stay explicit (plan_lowering.h).
+//
+// Not proposed (kUnsupported) although the paths above implement them: fp8 with per-channel weight
+// scales, fp8 with a bias on an fp32 product (both the epilogue-kernel path) and fp8 with a
+// trailing fp8 quantize (cuBLASLt's D scale, or the epilogue kernel). Their fused GEMM failed on
+// the H200 with CUBLAS_STATUS_NOT_SUPPORTED and the cause is not established without a GPU; the
+// layers they would take run explicitly instead (a trailing quantize or a bias as its own step
+// after the fused product, per-channel weights without fusion).
 #pragma once
 
 #include <cstdint>
