@@ -89,6 +89,12 @@ class Execution {
   // Sets an input's shape; each dim must lie within the profile's [min, max], else the error names
   // the input, the dim, the value and the range. The inputs' shapes must also fit together (the
   // network's shape inference runs on all of them); nothing changes when they do not.
+  //
+  // Setting a shape configures no layer: the layers (tactics, a plugin's configure) are
+  // configured for the input shapes at the next enqueue, run_on_host or profile_layers, once the
+  // caller has set every input it changes, however many calls that took. A plugin that checks one
+  // input against another (x and b of the same shape) therefore sees both new shapes, and what
+  // such a check refuses is reported by that call, not here.
   Status set_input_shape(const std::string& name, const Dims& shape);
   // Several inputs at once, checked together: how to change a dim that inputs share (token ids
   // and their mask both [batch, seq]), which one input at a time could not.
@@ -99,10 +105,15 @@ class Execution {
   Status bind(const std::string& name, void* address);
   // Runs the engine on the bound buffers. Errors name any unbound tensor.
   //
-  // cuda engines: bindings are device addresses, `stream` a cudaStream_t. enqueue only launches
-  // work (no allocation, synchronization or logging) once shapes and bindings are set; the first
-  // enqueue after a change captures the engine into a CUDA graph (not on the legacy default
-  // stream, nullptr), later ones replay it. TENSORACLE_CUDA_GRAPHS=0 turns graphs off.
+  // The first enqueue after a shape change configures the layers for the new shapes (see
+  // set_input_shape): its errors (a plugin's configure refusing the shapes) are reported here.
+  //
+  // cuda engines: bindings are device addresses, `stream` a cudaStream_t. The first enqueue after
+  // a shape change also prepares the steps (tactic initialization, which may allocate and
+  // synchronize); after that, enqueue only launches work (no allocation, synchronization or
+  // logging) while shapes stay the same. The first enqueue after a shape or binding change
+  // captures the engine into a CUDA graph (not on the legacy default stream, nullptr), later ones
+  // replay it. TENSORACLE_CUDA_GRAPHS=0 turns graphs off.
   Status enqueue(void* stream = nullptr);
   // Whether the last enqueue launched the captured CUDA graph (false before any enqueue, for a
   // step that cannot be captured, with TENSORACLE_CUDA_GRAPHS=0, and for the cpu backend): how

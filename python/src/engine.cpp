@@ -188,17 +188,35 @@ void bind_execution(nb::module_& m) {
 void bind_engine_class(nb::module_& m) {
   nb::class_<Engine>(m, "Engine",
                      "A built engine: immutable, shareable between threads; each Execution keeps it alive.")
-      .def_static("deserialize", [](nb::bytes data, const std::string& label) {
+      .def_static("deserialize", [](nb::bytes data, const std::string& label, nb::handle plugins) {
+        const PluginRegistry registry = plugins_from_python(plugins);
         const char* bytes = data.c_str();
         const size_t size = data.size();
-        nb::gil_scoped_release release;
-        return unwrap(Engine::deserialize(bytes, size, label));
-      }, "data"_a, "label"_a = "<memory>", "Verifies, checks compatibility with this process and restores engine bytes.")
-      .def_static("open", [](nb::handle path) {
+        Result<Engine> engine = Status::ok();
+        {
+          nb::gil_scoped_release release;
+          engine = Engine::deserialize(bytes, size, label, registry);
+        }
+        return unwrap(std::move(engine));
+      }, "data"_a, "label"_a = "<memory>", "plugins"_a = nb::none(),
+         nb::sig("def deserialize(data: bytes, label: str = '<memory>', plugins: typing.Sequence[str | os.PathLike[str]] "
+                 "| None = None) -> Engine"),
+         "Verifies, checks compatibility with this process and restores engine bytes. plugins: plugin libraries "
+         "providing the plugins the engine needs (an engine that needs one not loaded is refused naming it and the "
+         "library it was built with).")
+      .def_static("open", [](nb::handle path, nb::handle plugins) {
         const std::string p = path_from_python(path);
-        nb::gil_scoped_release release;
-        return unwrap(Engine::open(p));
-      }, "path"_a, nb::sig("def open(path: str | os.PathLike[str]) -> Engine"))
+        const PluginRegistry registry = plugins_from_python(plugins);
+        Result<Engine> engine = Status::ok();
+        {
+          nb::gil_scoped_release release;
+          engine = Engine::open(p, registry);
+        }
+        return unwrap(std::move(engine));
+      }, "path"_a, "plugins"_a = nb::none(),
+         nb::sig("def open(path: str | os.PathLike[str], plugins: typing.Sequence[str | os.PathLike[str]] | None = None) "
+                 "-> Engine"),
+         "Opens an engine file (as deserialize). plugins: plugin libraries providing the plugins the engine needs.")
       .def_prop_ro("backend", &Engine::backend)
       .def_prop_ro("io_table", [](const Engine& e) { return e.io_table().tensors; })
       .def_prop_ro("num_profiles", &Engine::num_profiles)

@@ -7,6 +7,8 @@
 //
 //   y = net.convolution(x, w, None, stride=[2, 2], pre_padding=[1, 1], post_padding=[1, 1], name="conv1")
 //   values, indices = net.top_k(scores, k=5)
+//
+// The plugin layer is the exception: its method mirrors C++ Network::plugin (bind_plugin_layer).
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -190,6 +193,12 @@ std::string signature(const std::string& method, const std::string& returns) {
 // Ops whose layer has several outputs return a tuple.
 bool several_outputs(OpKind kind) { return kind == OpKind::kTopK || kind == OpKind::kPlugin; }
 
+nb::tuple tensor_tuple(nb::handle self, const std::vector<Tensor>& tensors) {
+  nb::list out;
+  for (Tensor t : tensors) out.append(nb::cast(tensor_object(self, t)));
+  return nb::tuple(out);
+}
+
 nb::object add_layer(nb::handle self, nb::handle args, OpAttributes attributes) {
   PyNetwork& network = nb::cast<PyNetwork&>(self);
   const OpKind kind = op_kind_of_attributes(attributes);
@@ -200,9 +209,54 @@ nb::object add_layer(nb::handle self, nb::handle args, OpAttributes attributes) 
   const std::vector<Tensor> outputs = network.get().add_layer(std::move(inputs), std::move(attributes));
   network.check_status();
   if (!several_outputs(kind) && outputs.size() == 1) return nb::cast(tensor_object(self, outputs.front()));
-  nb::list out;
-  for (Tensor t : outputs) out.append(nb::cast(tensor_object(self, t)));
-  return nb::tuple(out);
+  return tensor_tuple(self, outputs);
+}
+
+// "test::scale_add" -> namespace "test", name "scale_add" (no "::": no namespace). Split at the
+// last "::", so that plugin_qualified_name gives back exactly `qualified`, which is what the
+// registry looks the plugin up by.
+PluginIdentity identity_of(const std::string& qualified, const std::string& version) {
+  PluginIdentity identity;
+  identity.version = version;
+  const size_t separator = qualified.rfind("::");
+  if (separator == std::string::npos) {
+    identity.name = qualified;
+  } else {
+    identity.plugin_namespace = qualified.substr(0, separator);
+    identity.name = qualified.substr(separator + 2);
+  }
+  return identity;
+}
+
+// net.plugin([x, b], "test::scale_add", "1.0.0", parameters, name="scale_add"): C++
+// Network::plugin(inputs, identity, parameters, name), resolved through the network's plugins
+// (a build's plugins=, or Network(plugins=...)). It replaces the method the op table would
+// generate from PluginAttributes: that is the layer's recorded form (hex parameters, output
+// types and shapes the plugin itself gives), which engines keep, not a way to define one.
+void bind_plugin_layer(nb::class_<PyNetwork>& cls) {
+  cls.def("plugin", [](nb::handle self, nb::handle inputs, const std::string& plugin, const std::string& version,
+                       nb::bytes parameters, const std::string& name) {
+    if (nb::isinstance<nb::str>(inputs) || !nb::hasattr(inputs, "__iter__"))
+      fail("plugin: inputs: expected a sequence of Tensors, got " + python_repr(inputs));
+    std::vector<Tensor> tensors;
+    size_t i = 0;
+    for (nb::handle input : nb::iter(inputs)) {
+      const std::string what = "plugin input " + std::to_string(i++);
+      if (input.is_none()) fail(what + ": plugin inputs are required (None is not a Tensor)");
+      tensors.push_back(tensor_of(self, input, what));
+    }
+    PyNetwork& network = nb::cast<PyNetwork&>(self);
+    const std::vector<Tensor> outputs = network.get().plugin(
+        tensors, identity_of(plugin, version), std::string_view(parameters.c_str(), parameters.size()), name);
+    network.check_status();
+    return tensor_tuple(self, outputs);
+  }, nb::arg("inputs"), nb::arg("plugin"), nb::arg("version"), nb::arg("parameters") = nb::bytes(""), nb::kw_only(),
+     nb::arg("name") = "",
+     nb::sig("def plugin(self, inputs: collections.abc.Sequence[Tensor], plugin: str, version: str, parameters: bytes = "
+             "b'', *, name: str = '') -> tuple[Tensor, ...]"),
+     "A plugin layer (docs/plugins.md): the plugin `plugin` (qualified, \"namespace::name\") of `version`, made "
+     "from `parameters` (its serialized bytes) by a library loaded into the network's plugins (the build's "
+     "plugins=, or Network(plugins=...)). Returns its outputs, whose types and shapes the plugin gives.");
 }
 
 template <typename A>
@@ -233,9 +287,10 @@ void bind_shorthand(nb::class_<PyNetwork>& cls, const char* method, const char* 
 
 void bind_layers(nb::class_<PyNetwork>& cls) {
 #define TO_BIND_LAYER_(Kind, name, Attributes, category) \
-  if constexpr (OpKind::k##Kind != OpKind::kConstant) bind_layer<Attributes>(cls);
+  if constexpr (OpKind::k##Kind != OpKind::kConstant && OpKind::k##Kind != OpKind::kPlugin) bind_layer<Attributes>(cls);
   TENSORACLE_OP_KINDS(TO_BIND_LAYER_)
 #undef TO_BIND_LAYER_
+  bind_plugin_layer(cls);
   bind_shorthand<ElementwiseAttributes>(cls, "add", "elementwise(a, b, op='add')", [](auto& a) { a.op = ElementwiseOp::kAdd; });
   bind_shorthand<ElementwiseAttributes>(cls, "sub", "elementwise(a, b, op='sub')", [](auto& a) { a.op = ElementwiseOp::kSub; });
   bind_shorthand<ElementwiseAttributes>(cls, "mul", "elementwise(a, b, op='mul')", [](auto& a) { a.op = ElementwiseOp::kMul; });

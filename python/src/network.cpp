@@ -14,6 +14,7 @@
 
 #include "arrays.h"
 #include "bindings.h"
+#include "build.h"
 #include "errors.h"
 #include "tensoracle/safetensors.h"
 
@@ -70,7 +71,14 @@ void bind_network(nb::module_& m) {
   auto network = nb::class_<PyNetwork>(m, "Network",
                         "A network definition (docs/network.md). Layer methods take and return Tensors and infer "
                         "types and shapes at once; a definition error raises tensoracle.Error at the call that made it.")
-      .def(nb::init<>())
+      .def("__init__", [](PyNetwork* self, nb::handle plugins) {
+        PluginRegistry registry = plugins_from_python(plugins);  // raises before the object exists
+        new (self) PyNetwork();
+        self->get().set_plugins(std::move(registry));
+      }, "plugins"_a = nb::none(),
+           nb::sig("def __init__(self, plugins: typing.Sequence[str | os.PathLike[str]] | None = None) -> None"),
+           "An empty network. plugins: plugin libraries its plugin layers resolve through (a graph function's "
+           "network has the build's plugins= instead).")
       .def("add_input", [](nb::handle self, const std::string& name, nb::handle dtype, nb::handle shape) {
         const DataType type = data_type_from_python(dtype, "add_input '" + name + "'");
         const Dims dims = dims_from_python(shape, "add_input '" + name + "'");

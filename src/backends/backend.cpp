@@ -5,7 +5,8 @@
 
 namespace tensoracle::backends {
 
-Result<std::vector<LayerTiming>> ExecutionBackend::profile_layers(const std::map<std::string, void*>&, void*, int) {
+Result<std::vector<LayerTiming>> ExecutionBackend::profile_layers(const std::map<std::string, Dims>&, const std::map<std::string, void*>&,
+                                                                  void*, int) {
   return unsupported("this backend cannot time its layers separately");
 }
 

@@ -81,10 +81,17 @@ struct CheckedPlan {
 
 // One Execution's state: used by one thread at a time. Shapes arrive checked against the
 // profile; buffers are in the backend's memory.
+//
+// Input shapes are set one input at a time (Execution::set_input_shape), so output_shapes sees
+// combinations the caller is only passing through: [1,64] for x while b is still at [8,64]. It
+// therefore runs the network's shape inference only and configures nothing (no tactic, no
+// plugin's configure, which may check one input against another); the calls that run the engine
+// (enqueue, run_on_host, profile_layers) get the input shapes and configure the steps for them
+// when they changed, reporting configuration errors there.
 class ExecutionBackend {
  public:
   virtual ~ExecutionBackend() = default;
-  // Output shapes (by name) for the given input shapes (by name).
+  // Output shapes (by name) for the given input shapes (by name): shape inference only.
   virtual Result<std::map<std::string, Dims>> output_shapes(const std::map<std::string, Dims>& input_shapes) = 0;
   // Runs with every input and output bound; `output_shapes` is what output_shapes returned.
   virtual Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
@@ -95,7 +102,8 @@ class ExecutionBackend {
   // Whether the last enqueue replayed a CUDA graph (Execution::last_enqueue_used_graph).
   virtual bool last_enqueue_used_graph() const { return false; }
   // Per-layer times on the bound buffers (Execution::profile_layers); kUnsupported by default.
-  virtual Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,
+  virtual Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, Dims>& input_shapes,
+                                                          const std::map<std::string, void*>& bindings, void* stream,
                                                           int iterations);
 };
 

@@ -148,8 +148,7 @@ Result<NamedArrays> Execution::run_on_host(const NamedArrayViews& inputs) {
 
 Result<std::vector<LayerTiming>> Execution::profile_layers(void* stream, int iterations) {
   if (iterations < 1) return invalid_argument("profile_layers: iterations must be at least 1, got {}", iterations);
-  TO_RETURN_IF_ERROR(backend_->output_shapes(input_shapes_).status());
-  return backend_->profile_layers(bindings_, stream, iterations);
+  return backend_->profile_layers(input_shapes_, bindings_, stream, iterations);
 }
 
 }  // namespace tensoracle

@@ -1,7 +1,9 @@
 // Plugins inside cuda engines: the test plugin library's test::scale_add (its CUDA kernel,
 // tests/host/plugin/test_plugins/scale_add_kernel.cu) runs as a step of a cuda engine between
 // standard layers, restored from the engine's bytes with the library, and matches the cpu engine
-// (its CPU implementation) exactly; a plugin whose enqueue fails is an error naming it.
+// (its CPU implementation) exactly; a plugin whose enqueue fails is an error naming it. Input
+// shapes set one at a time configure the plugin only when the engine runs (issue 15: the H200
+// run of 2026-12-03 failed here, configuring for x's new shape beside b's old one).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -86,6 +88,58 @@ TEST(CudaPlugin, ScaleAddRunsInACudaEngineAndMatchesTheCpuEngineExactly) {
     }
     EXPECT_GT(positive, 0) << "the relu hides the plugin's result";
   }
+}
+
+// Issue 15: test::scale_add's configure refuses x and b of different shapes. Setting x, then b,
+// to a new batch must not configure the plugin in between; an enqueue in between reports the
+// plugin's refusal, and the same execution runs once b follows.
+TEST(CudaPlugin, InputShapesSetOneAtATimeConfigureThePluginOnlyWhenTheEngineRuns) {
+  TO_SKIP_WITHOUT_GPU();
+  auto cuda = engine_for(plugin_build("cuda", PluginIdentity{"scale_add", "1.0.0", "test"}, true));
+  ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
+  auto cpu = engine_for(plugin_build("cpu", PluginIdentity{"scale_add", "1.0.0", "test"}, true));
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  auto exec = cuda->create_execution();  // x and b start at the profile's opt, [8, 64]
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+
+  const int64_t batch = 3;
+  const HostArray x = filled(batch, 0.5f, -2.5f);
+  const HostArray b = filled(batch, -0.25f, 1.0f);
+  auto x_device = device_buffer_for(x.byte_size(), "x");
+  auto b_device = device_buffer_for(b.byte_size(), "b");
+  auto y_device = device_buffer_for(x.byte_size(), "y");
+  ASSERT_TRUE(x_device.is_ok() && b_device.is_ok() && y_device.is_ok());
+  CUDA_OK(cudaMemcpy(x_device->data(), x.data(), x.byte_size(), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(b_device->data(), b.data(), b.byte_size(), cudaMemcpyHostToDevice));
+  ASSERT_TRUE(exec->bind("x", x_device->data()).is_ok());
+  ASSERT_TRUE(exec->bind("b", b_device->data()).is_ok());
+  ASSERT_TRUE(exec->bind("y", y_device->data()).is_ok());
+  cudaStream_t stream = nullptr;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  const Status x_set = exec->set_input_shape("x", {batch, 64});
+  EXPECT_TRUE(x_set.is_ok()) << x_set.to_string();  // what the H200 run failed on
+  const Status mismatched = exec->enqueue(stream);
+  EXPECT_FALSE(mismatched.is_ok());
+  EXPECT_NE(mismatched.message().find("plugin 'test::scale_add 1.0.0' configure: x and b must have the same shape"),
+            std::string::npos)
+      << mismatched.message();
+
+  const Status b_set = exec->set_input_shape("b", {batch, 64});
+  EXPECT_TRUE(b_set.is_ok()) << b_set.to_string();
+  const Status ran = exec->enqueue(stream);
+  EXPECT_TRUE(ran.is_ok()) << ran.to_string();
+  CUDA_OK(cudaStreamSynchronize(stream));
+  CUDA_OK(cudaStreamDestroy(stream));
+  ASSERT_TRUE(ran.is_ok());
+
+  HostArray got = HostArray::zeros(DataType::kFloat32, {batch, 64}).value();
+  CUDA_OK(cudaMemcpy(got.data(), y_device->data(), got.byte_size(), cudaMemcpyDeviceToHost));
+  auto reference = cpu->create_execution()->run_on_host({{"x", x.view()}, {"b", b.view()}});
+  ASSERT_TRUE(reference.is_ok()) << reference.status().to_string();
+  const HostArray& want = reference->at("y");
+  for (int64_t i = 0; i < got.element_count(); ++i)
+    EXPECT_EQ(got.data_as<float>()[i], want.data_as<float>()[i]) << "element " << i;
 }
 
 TEST(CudaPlugin, AnEnqueueErrorNamesTheLayerAndThePlugin) {

@@ -30,6 +30,23 @@ def tinynet_package() -> pathlib.Path:
 
 
 @pytest.fixture(scope="session")
+def test_plugins_library() -> pathlib.Path:
+    """The test plugin library (tests/host/plugin/test_plugins: test::scale_add, y = x * scale + b),
+    as the C++ tests load it: $TENSORACLE_TEST_PLUGINS_LIBRARY (scripts/test-python sets it after
+    building tensoracle_test_plugins), else the build directory's copy. Skipped only when neither
+    exists (a build without tests has none); a path given explicitly must exist."""
+    given = os.environ.get("TENSORACLE_TEST_PLUGINS_LIBRARY")
+    if given:
+        assert pathlib.Path(given).is_file(), f"TENSORACLE_TEST_PLUGINS_LIBRARY={given} does not exist"
+        return pathlib.Path(given)
+    path = build_dir() / "tests" / "host" / "plugin" / "libtensoracle_test_plugins.so"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: build the target tensoracle_test_plugins (scripts/test-python does) or set "
+                    "TENSORACLE_TEST_PLUGINS_LIBRARY")
+    return path
+
+
+@pytest.fixture(scope="session")
 def tinynet_io() -> dict:
     """The committed fixture: inputs ("image") and PyTorch's fp32 outputs ("probs")."""
     import tensoracle

@@ -57,9 +57,12 @@ def test_every_op_kind_is_a_layer_method_with_a_typed_signature():
     for kind in ("convolution", "deconvolution", "matmul", "elementwise", "unary", "activation", "softmax", "reduce",
                  "layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "pooling", "resize", "reshape",
                  "transpose", "concat", "slice", "pad", "gather", "grid_sample", "select", "top_k", "attention",
-                 "quantize", "dequantize", "cast", "plugin"):
+                 "quantize", "dequantize", "cast"):
         assert callable(getattr(tensoracle.Network, kind)), kind
         assert f"    def {kind}(self, *inputs: Tensor | None" in text, kind
+    # The plugin layer mirrors C++ Network::plugin(inputs, identity, parameters, name) instead.
+    assert ("    def plugin(self, inputs: Sequence[Tensor], plugin: str, version: str, "
+            "parameters: bytes = b'', *, name: str = '') -> tuple[Tensor, ...]") in text
     # Defaults and enumerations come from the structs' field lists.
     assert "epsilon: float = 1e-05" in text
     assert "op: Literal['add', 'sub', 'mul', 'div', 'pow', 'max', 'min'" in text

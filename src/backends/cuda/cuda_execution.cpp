@@ -15,15 +15,19 @@ class CudaExecution : public ExecutionBackend {
  public:
   explicit CudaExecution(std::unique_ptr<Runtime> runtime) : runtime_(std::move(runtime)) {}
 
+  // Shape inference only: the steps are prepared by enqueue, once every input has its shape
+  // (backend.h).
   Result<std::map<std::string, Dims>> output_shapes(const std::map<std::string, Dims>& input_shapes) override {
-    return runtime_->prepare(input_shapes);
+    return runtime_->output_shapes(input_shapes);
   }
 
   // Bindings are device addresses; `stream` is a cudaStream_t (nullptr: the legacy default
   // stream, which cannot be captured into a CUDA graph).
   Status enqueue(const std::map<std::string, Dims>& input_shapes, const std::map<std::string, void*>& bindings,
                  const std::map<std::string, Dims>&, void* stream) override {
-    TO_RETURN_IF_ERROR(runtime_->prepare(input_shapes).status());  // no work when the shapes are prepared
+    // Configures the steps for these shapes the first time they are run (no work when they are
+    // the prepared ones); a step's configuration error, such as a plugin's configure, is reported here.
+    TO_RETURN_IF_ERROR(runtime_->prepare(input_shapes).status());
     return runtime_->enqueue(bindings, static_cast<cudaStream_t>(stream));
   }
 
@@ -67,8 +71,10 @@ class CudaExecution : public ExecutionBackend {
     return outputs;
   }
 
-  Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, void*>& bindings, void* stream,
+  Result<std::vector<LayerTiming>> profile_layers(const std::map<std::string, Dims>& input_shapes,
+                                                  const std::map<std::string, void*>& bindings, void* stream,
                                                   int iterations) override {
+    TO_RETURN_IF_ERROR(runtime_->prepare(input_shapes).status());
     return runtime_->profile_steps(bindings, static_cast<cudaStream_t>(stream), iterations);
   }
 

@@ -165,6 +165,33 @@ void Runtime::drop_graph() {
   graph_stream_ = nullptr;
 }
 
+Result<std::vector<TensorDesc>> Runtime::infer(const std::map<std::string, Dims>& input_shapes) const {
+  const CudaPlan& plan = loaded_->plan();
+  const Network& net = plan.network;
+  TO_ASSIGN_OR_RETURN(std::vector<TensorDesc> desc, infer_tensor_descs(net, input_shapes));
+  for (size_t t = 0; t < desc.size(); ++t) {
+    if (plan.memory.offsets[t] < 0) continue;
+    auto bytes = desc[t].shape.byte_size(desc[t].dtype);
+    if (!bytes.is_ok() || static_cast<uint64_t>(*bytes) > plan.memory.bytes[t])
+      return invalid_argument("tensor '{}' would be {} at these input shapes, larger than the {} bytes planned for it",
+                              net.tensor(Tensor{static_cast<uint32_t>(t)}).name, desc[t].to_string(), plan.memory.bytes[t]);
+  }
+  return desc;
+}
+
+Result<std::map<std::string, Dims>> Runtime::output_shapes(const std::map<std::string, Dims>& input_shapes) const {
+  const Network& net = loaded_->plan().network;
+  const bool prepared = input_shapes == prepared_shapes_ && !instances_.empty();
+  std::vector<TensorDesc> inferred;
+  if (!prepared) {
+    TO_ASSIGN_OR_RETURN(inferred, infer(input_shapes));
+  }
+  const std::vector<TensorDesc>& desc = prepared ? desc_ : inferred;
+  std::map<std::string, Dims> outputs;
+  for (Tensor t : net.outputs()) outputs[net.tensor(t).name] = desc[t.id].shape;
+  return outputs;
+}
+
 Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string, Dims>& input_shapes) {
   const CudaPlan& plan = loaded_->plan();
   const Network& net = plan.network;
@@ -179,14 +206,7 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
   patches_.clear();
   copies_.clear();
   prepared_shapes_.clear();
-  TO_ASSIGN_OR_RETURN(desc_, infer_tensor_descs(net, input_shapes));
-  for (size_t t = 0; t < desc_.size(); ++t) {
-    if (plan.memory.offsets[t] < 0) continue;
-    auto bytes = desc_[t].shape.byte_size(desc_[t].dtype);
-    if (!bytes.is_ok() || static_cast<uint64_t>(*bytes) > plan.memory.bytes[t])
-      return invalid_argument("tensor '{}' would be {} at these input shapes, larger than the {} bytes planned for it",
-                              net.tensor(Tensor{static_cast<uint32_t>(t)}).name, desc_[t].to_string(), plan.memory.bytes[t]);
-  }
+  TO_ASSIGN_OR_RETURN(desc_, infer(input_shapes));
   std::map<uint32_t, std::string> io_names;
   for (Tensor t : net.inputs()) io_names[t.id] = net.tensor(t).name;
   for (Tensor t : net.outputs()) io_names[t.id] = net.tensor(t).name;

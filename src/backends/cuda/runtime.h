@@ -3,8 +3,12 @@
 // by one thread at a time) holds the library handles, the tactics, the activation arena and the
 // CUDA graph.
 //
-// prepare(input shapes) does everything that may allocate or synchronize: shape inference, step
-// instances, tactic initialization for new shapes. enqueue() then only launches: every step's
+// output_shapes(input shapes) is shape inference only: the execution's input shapes are set one
+// at a time, and a combination the caller is passing through must not reach a tactic (a plugin's
+// configure may refuse it). prepare(input shapes), called by the execution's enqueue (and
+// run_on_host, profile_layers) once the shapes are all set, does everything that may allocate or
+// synchronize: shape inference, step instances, tactic initialization for new shapes, nothing
+// when the shapes are the ones prepared. enqueue() then only launches: every step's
 // run() on the caller's stream, on the caller's buffers. The first enqueue after a shape or
 // binding change captures the steps into a CUDA graph (on a stream that allows capture, i.e. not
 // the legacy default stream); later enqueues with the same shapes, bindings and stream replay it.
@@ -43,7 +47,10 @@ class Runtime {
   static Result<std::unique_ptr<Runtime>> create(std::shared_ptr<const LoadedPlan> plan);
   ~Runtime();
 
-  // Output shapes by name for these input shapes; prepares the steps for them.
+  // Output shapes by name for these input shapes, and every planned tensor fits its planned
+  // bytes; prepares nothing.
+  Result<std::map<std::string, Dims>> output_shapes(const std::map<std::string, Dims>& input_shapes) const;
+  // output_shapes, and prepares the steps for these shapes (initializes their tactics).
   Result<std::map<std::string, Dims>> prepare(const std::map<std::string, Dims>& input_shapes);
   // Runs the prepared plan. `bindings` maps every input and output name to a device address.
   Status enqueue(const std::map<std::string, void*>& bindings, cudaStream_t stream);
@@ -55,6 +62,8 @@ class Runtime {
 
  private:
   explicit Runtime(std::shared_ptr<const LoadedPlan> plan) : loaded_(std::move(plan)) {}
+  // Every tensor's description for these input shapes, each planned tensor within its bytes.
+  Result<std::vector<TensorDesc>> infer(const std::map<std::string, Dims>& input_shapes) const;
   Status bind(const std::map<std::string, void*>& bindings);
   Status run_steps(cudaStream_t stream);
   void drop_graph();

@@ -62,6 +62,56 @@ TEST(PluginEngine, ABuiltEngineRecordsThePluginAndRunsItsCpuImplementation) {
   }
 }
 
+// Issue 15: test::scale_add's configure refuses x and b of different shapes, and a caller that
+// changes the batch sets x, then b. The plugin must be configured once both are set, not for the
+// [new x, old b] the execution passes through.
+TEST(PluginEngine, InputShapesSetOneAtATimeConfigureThePluginOnlyWhenTheEngineRuns) {
+  const PluginRegistry plugins = test_plugins();
+  auto bytes = build_serialized_engine(scale_add_build(plugins, 2.5f));
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "scale_add.engine", plugins);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  auto execution = engine->create_execution();  // x and b start at the profile's opt, [2, 4]
+  ASSERT_TRUE(execution.is_ok()) << execution.status().to_string();
+
+  const HostArray x = filled(3, 0.5f, -1.5f);
+  const HostArray b = filled(3, -0.25f, 2.75f);
+  HostArray y = HostArray::zeros(DataType::kFloat32, {3, 4}).value();
+  ASSERT_TRUE(execution->bind("x", const_cast<void*>(x.view().data)).is_ok());
+  ASSERT_TRUE(execution->bind("b", const_cast<void*>(b.view().data)).is_ok());
+  ASSERT_TRUE(execution->bind("y", y.data()).is_ok());
+
+  // x at the new batch while b is still at [2, 4]: the network's shape inference accepts it (the
+  // output copies x's shape), and nothing asks the plugin yet.
+  const Status x_set = execution->set_input_shape("x", {3, 4});
+  ASSERT_TRUE(x_set.is_ok()) << x_set.to_string();
+  EXPECT_EQ(execution->tensor_shape("y").value(), (Dims{3, 4}));
+
+  // Run in between, the plugin sees the mismatch and the error names it and its configure call.
+  const Status mismatched = execution->enqueue();
+  ASSERT_FALSE(mismatched.is_ok());
+  EXPECT_TRUE(contains(mismatched.message(), "layer 'scale_add': plugin 'test::scale_add 1.0.0' configure: x and b must "
+                                             "have the same shape"))
+      << mismatched.message();
+
+  // b follows; the same execution now runs at the new batch.
+  const Status b_set = execution->set_input_shape("b", {3, 4});
+  ASSERT_TRUE(b_set.is_ok()) << b_set.to_string();
+  const Status ran = execution->enqueue();
+  ASSERT_TRUE(ran.is_ok()) << ran.to_string();
+  for (int64_t i = 0; i < y.element_count(); ++i)
+    EXPECT_EQ(y.data_as<float>()[i], std::max(0.0f, x.data_as<float>()[i] * 2.5f + b.data_as<float>()[i])) << "element " << i;
+
+  // Back to batch 1 the other way round (b first), then both at once with set_input_shapes.
+  ASSERT_TRUE(execution->set_input_shape("b", {1, 4}).is_ok());
+  ASSERT_TRUE(execution->set_input_shape("x", {1, 4}).is_ok());
+  const Status ran_at_1 = execution->enqueue();
+  EXPECT_TRUE(ran_at_1.is_ok()) << ran_at_1.to_string();
+  ASSERT_TRUE(execution->set_input_shapes({{"x", {3, 4}}, {"b", {3, 4}}}).is_ok());
+  const Status ran_at_3 = execution->enqueue();
+  EXPECT_TRUE(ran_at_3.is_ok()) << ran_at_3.to_string();
+}
+
 TEST(PluginEngine, TheParametersAreTheEnginesNotTheBuildsThatLoadsIt) {
   const PluginRegistry plugins = test_plugins();
   const std::string bytes = build_serialized_engine(scale_add_build(plugins, -3.0f)).value();
