@@ -57,24 +57,31 @@ function(tensoracle_add_cubin_plugin name)
   if(ARG_NVCC_FLAGS)
     set(extra -- ${ARG_NVCC_FLAGS})
   endif()
-  set(check "")
-  set(check_depends "")
-  if(ARG_DECLARATION)
-    get_filename_component(declaration "${ARG_DECLARATION}" ABSOLUTE)
-    set(check COMMAND $<TARGET_FILE:${cli}> bundle inspect "${bundle_dir}" --plugin "${declaration}")
-    set(check_depends "${declaration}")
-  endif()
   # One nvcc at a time: the build tool already runs other compiles beside this one.
   add_custom_command(
     OUTPUT "${bundle_dir}/manifest.json"
     COMMAND $<TARGET_FILE:${cli}> bundle compile --name ${ARG_BUNDLE_NAME} --version ${ARG_BUNDLE_VERSION}
             ${source_args} --arch ${archs} --out "${bundle_dir}" -j 1 ${extra}
-    ${check}
-    DEPENDS ${sources} ${check_depends} $<TARGET_FILE:${cli}>
+    DEPENDS ${sources} $<TARGET_FILE:${cli}>
     COMMENT "Compiling the cubin bundle of ${name} for ${archs}"
     VERBATIM)
+  set(bundle_outputs "${bundle_dir}/manifest.json")
+  if(ARG_DECLARATION)
+    # A stamp written only when the check passes, so a failed check fails every build until fixed
+    # (the bundle itself was written and is up to date).
+    get_filename_component(declaration "${ARG_DECLARATION}" ABSOLUTE)
+    set(stamp "${CMAKE_CURRENT_BINARY_DIR}/${name}_bundle.checked")
+    add_custom_command(
+      OUTPUT "${stamp}"
+      COMMAND $<TARGET_FILE:${cli}> bundle inspect "${bundle_dir}" --plugin "${declaration}"
+      COMMAND ${CMAKE_COMMAND} -E touch "${stamp}"
+      DEPENDS "${bundle_dir}/manifest.json" "${declaration}" $<TARGET_FILE:${cli}>
+      COMMENT "Checking the cubin bundle of ${name} against ${ARG_DECLARATION}"
+      VERBATIM)
+    list(APPEND bundle_outputs "${stamp}")
+  endif()
   # Not named like the bundle directory: Ninja would take the directory for this target.
-  add_custom_target(${name}_compile_bundle DEPENDS "${bundle_dir}/manifest.json")
+  add_custom_target(${name}_compile_bundle DEPENDS ${bundle_outputs})
 
   add_library(${name} MODULE ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE tensoracle::plugin_sdk)
