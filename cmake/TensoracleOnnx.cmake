@@ -39,5 +39,7 @@ add_custom_command(
 add_library(tensoracle_onnx_proto STATIC "${tensoracle_onnx_generated}/onnx-ml.pb.cc")
 # The generated code is protoc's: its warnings are not this project's.
 target_compile_options(tensoracle_onnx_proto PRIVATE -w)
-target_include_directories(tensoracle_onnx_proto SYSTEM PUBLIC "${tensoracle_onnx_generated}")
+target_include_directories(tensoracle_onnx_proto SYSTEM PUBLIC "$<BUILD_INTERFACE:${tensoracle_onnx_generated}>")
+# Installed with the layers (the onnx layer links it); its headers stay in the build tree.
+set_target_properties(tensoracle_onnx_proto PROPERTIES EXPORT_NAME onnx_proto)
 target_link_libraries(tensoracle_onnx_proto PUBLIC protobuf::libprotobuf-lite)

@@ -145,11 +145,21 @@ struct InspectOptions {
   // With a declaration: every architecture it declares has cubins, and every kernel it needs is
   // defined by a cubin of each of those architectures.
   std::optional<PluginDeclaration> plugin;
+  // The same for each plugin of a plugin library (plugin_library_bundle_needs); only the identity
+  // and the bundle needs are read. Their checks' subjects start with the plugin's qualified name
+  // ("example::scale_add/sm_90/scale_bias").
+  std::vector<PluginDeclaration> plugins;
   // Disassemble each cubin with cuobjdump and fail any that uses TF32 instructions (an fp32 plugin
   // must compute in full fp32). Needs cuobjdump (find_cuobjdump()).
   bool check_no_tf32 = false;
   std::string cuobjdump;  // explicit cuobjdump for check_no_tf32; empty: find_cuobjdump()
 };
+
+// What each plugin of a plugin library needs from its bundle, as the library's creators register
+// it (PluginCreator::bundle), for InspectOptions::plugins: the identity and bundle needs of each
+// plugin that needs kernels (io is left empty). Loads the library, so its code runs in this
+// process; errors are PluginRegistry::load_library's.
+Result<std::vector<PluginDeclaration>> plugin_library_bundle_needs(const std::string& library_path);
 
 // Inspects a bundle directory. Failed checks are part of the report, not errors; an error means
 // the directory itself could not be examined: it does not exist (not_found), or is something else,

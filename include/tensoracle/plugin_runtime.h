@@ -56,6 +56,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tensoracle/plugin.h"
@@ -135,13 +136,25 @@ class Plugin {
 using PluginFactory = std::function<Result<std::unique_ptr<Plugin>>(std::string_view parameters)>;
 
 struct PluginCreator {
+  PluginCreator() = default;
+  // `{identity, create}` keeps meaning "no bundle kernels" without a warning about the field left out.
+  PluginCreator(PluginIdentity identity_, PluginFactory create_, PluginKernels bundle_ = {})
+      : identity(std::move(identity_)), create(std::move(create_)), bundle(std::move(bundle_)) {}
+
   PluginIdentity identity;
   PluginFactory create;
+  // What every plugin this creator makes needs from its cubin bundle, whatever the parameters
+  // (empty: no kernels from a bundle). Stated here, not only in declaration(), so that
+  // `tensoracle bundle inspect --plugin LIB` can check a library against its bundle without
+  // knowing parameters to make a plugin with; create_plugin refuses a plugin whose declaration()
+  // says otherwise.
+  PluginKernels bundle;
 };
 
 // The version of this interface (the layout of Plugin, PluginCreator and PluginRegistrar). A
-// library built against another version is refused when it is loaded.
-inline constexpr uint32_t kPluginAbiVersion = 1;
+// library built against another version is refused when it is loaded. Version 2 added
+// PluginCreator::bundle.
+inline constexpr uint32_t kPluginAbiVersion = 2;
 
 // What a plugin library's entry point registers its creators with.
 class PluginRegistrar {

@@ -114,13 +114,15 @@ std::optional<std::vector<std::string>> inspect_cubin(const BundleCubin& cubin, 
   return info->kernels;
 }
 
+// `subject_prefix` tells the plugins of one library apart ("example::scale_add/sm_90/scale_bias").
 void inspect_plugin(const PluginDeclaration& plugin, const BundleManifest& manifest,
-                    const std::map<std::string, std::set<std::string>>& kernels_by_arch, Recorder& record) {
+                    const std::map<std::string, std::set<std::string>>& kernels_by_arch, const std::string& subject_prefix,
+                    Recorder& record) {
   const std::string who = plugin_display_name(plugin.identity);
   for (const GpuArch& arch : plugin.bundle.architectures) {
     const bool listed = std::any_of(manifest.cubins.begin(), manifest.cubins.end(),
                                     [&](const BundleCubin& cubin) { return cubin.arch == arch; });
-    if (!record.add(names::kPluginArchitectures, arch.name(), listed,
+    if (!record.add(names::kPluginArchitectures, subject_prefix + arch.name(), listed,
                     listed ? fmt::format("{} has cubins for it", manifest.name)
                            : fmt::format("{} declares {}, but the bundle has no cubin for it", who, arch.name()))) {
       continue;
@@ -128,7 +130,7 @@ void inspect_plugin(const PluginDeclaration& plugin, const BundleManifest& manif
     const auto found = kernels_by_arch.find(arch.name());
     for (const std::string& kernel : plugin.bundle.kernels) {
       const bool defined = found != kernels_by_arch.end() && found->second.count(kernel) != 0;
-      record.add(names::kPluginKernels, arch.name() + "/" + kernel, defined,
+      record.add(names::kPluginKernels, subject_prefix + arch.name() + "/" + kernel, defined,
                  defined ? "defined by a readable cubin"
                          : fmt::format("{} needs kernel '{}', but no readable {} cubin defines it", who, kernel,
                                        arch.name()));
@@ -157,7 +159,9 @@ void inspect_manifest(const std::string& manifest_text, const BundleFiles& files
     auto kernels = inspect_cubin(cubin, files, options, disassembler, record);
     if (kernels) kernels_by_arch[cubin.arch.name()].insert(kernels->begin(), kernels->end());
   }
-  if (options.plugin) inspect_plugin(*options.plugin, *manifest, kernels_by_arch, record);
+  if (options.plugin) inspect_plugin(*options.plugin, *manifest, kernels_by_arch, "", record);
+  for (const PluginDeclaration& plugin : options.plugins)
+    inspect_plugin(plugin, *manifest, kernels_by_arch, plugin_qualified_name(plugin.identity) + "/", record);
 }
 
 }  // namespace tensoracle::bundle

@@ -1,6 +1,7 @@
 // PluginRegistry (plugin_registry.h): registration, lookup with errors that list what is there,
 // fingerprints, and guarded plugin creation.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -14,6 +15,24 @@ namespace {
 
 std::string origin(const RegisteredPlugin& plugin) {
   return plugin.library ? fmt::format("library '{}'", plugin.library->path) : std::string("this process");
+}
+
+// The same kernels on the same architectures, in any order.
+bool same_needs(const PluginKernels& a, const PluginKernels& b) {
+  std::vector<std::string> ak = a.kernels, bk = b.kernels;
+  std::vector<GpuArch> aa = a.architectures, ba = b.architectures;
+  std::sort(ak.begin(), ak.end());
+  std::sort(bk.begin(), bk.end());
+  std::sort(aa.begin(), aa.end());
+  std::sort(ba.begin(), ba.end());
+  return ak == bk && aa == ba;
+}
+
+std::string describe_needs(const PluginKernels& needs) {
+  if (needs.kernels.empty()) return "no bundle kernels";
+  std::vector<std::string> archs;
+  for (const GpuArch& arch : needs.architectures) archs.push_back(arch.name());
+  return fmt::format("kernels [{}] on [{}]", fmt::join(needs.kernels, ", "), fmt::join(archs, ", "));
 }
 
 }  // namespace
@@ -31,11 +50,12 @@ PluginFingerprint RegisteredPlugin::fingerprint() const {
 
 Status PluginRegistry::register_plugin(std::shared_ptr<const RegisteredPlugin> plugin) {
   const PluginIdentity& id = plugin->creator.identity;
-  // An identity alone is a valid declaration's identity: check it with the declaration's rules.
+  // The creator's identity and bundle needs are a declaration's: check them with its rules.
   PluginDeclaration identity_only;
   identity_only.identity = id;
   identity_only.io.inputs.push_back(PluginInput{"x", {TypeFormat{}}});
   identity_only.io.outputs.push_back(PluginOutput{"y", TypeFormat{}, OutputShapeRule::copy_input(0)});
+  identity_only.bundle = plugin->creator.bundle;
   TO_RETURN_IF_ERROR(validate_plugin_declaration(identity_only).with_context(origin(*plugin)));
   if (!plugin->creator.create)
     return invalid_argument("{}: plugin '{}' was registered without a create function", origin(*plugin),
@@ -89,6 +109,11 @@ Result<std::unique_ptr<Plugin>> create_plugin(const RegisteredPlugin& registered
   if (plugin_display_name(declaration.identity) != who)
     return invalid_argument("plugin '{}' create: made a plugin that declares itself '{}'", who,
                             plugin_display_name(declaration.identity));
+  // bundle inspect checks a library by its creators' needs: a plugin needing other kernels would
+  // pass that check and then miss a kernel at run time.
+  if (!same_needs(declaration.bundle, registered.creator.bundle))
+    return invalid_argument("plugin '{}' create: made a plugin that declares {}, but it was registered with {}", who,
+                            describe_needs(declaration.bundle), describe_needs(registered.creator.bundle));
   return made;
 }
 

@@ -1,5 +1,6 @@
 // tensoracle bundle compile | inspect | inspect-wheel — cubin bundles (docs/bundles.md).
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,11 +51,26 @@ void run_compile(const CompileArgs& args) {
   }
 }
 
+// A plugin library (a shared object) rather than a declaration (JSON): it starts with the ELF magic.
+bool is_elf_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  char magic[4] = {};
+  return file.read(magic, sizeof magic) && magic[0] == '\x7f' && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
 void run_inspect(const InspectArgs& args, bool wheel) {
   InspectOptions options;
   options.check_no_tf32 = args.check_no_tf32;
   options.cuobjdump = args.cuobjdump;
-  if (!args.plugin.empty()) {
+  if (!args.plugin.empty() && is_elf_file(args.plugin)) {
+    auto needs = plugin_library_bundle_needs(args.plugin);
+    if (!needs) fail_usage(needs.status().message());
+    // Nothing to check is not a pass: the library was named to be checked against this bundle.
+    if (needs->empty())
+      fail_usage("plugin library '" + args.plugin +
+                 "' registers no plugin that needs bundle kernels (PluginCreator::bundle is empty for each)");
+    options.plugins = *needs;
+  } else if (!args.plugin.empty()) {
     auto declaration = read_plugin_declaration(args.plugin);
     if (!declaration) fail_usage(declaration.status().message());
     options.plugin = *declaration;
@@ -67,7 +83,8 @@ void run_inspect(const InspectArgs& args, bool wheel) {
 
 void add_inspect_options(CLI::App& command, const std::shared_ptr<InspectArgs>& args) {
   command.add_option("--plugin", args->plugin,
-                     "plugin declaration (JSON): also check every kernel it needs on every architecture it declares")
+                     "plugin declaration (JSON) or plugin library (.so): also check every kernel it needs (each of the library's "
+                     "plugins) on every architecture it declares")
       ->check(CLI::ExistingFile);
   command.add_flag("--json", args->json, "print the report as JSON");
   command.add_flag("--check-no-tf32", args->check_no_tf32,

@@ -81,5 +81,41 @@ TEST_F(PluginCli, AMissingOrBrokenLibraryIsBadUsageNamingIt) {
   EXPECT_TRUE(contains(not_plugin.output, "has no entry point 'tensoracle_register_plugins_v1'")) << not_plugin.output;
 }
 
+// `bundle inspect DIR --plugin LIB`: the kernels each of the library's plugins declares
+// (PluginCreator::bundle), on each architecture it declares, against the bundle built beside it by
+// tensoracle_add_cubin_plugin.
+TEST_F(PluginCli, BundleInspectPassesALibraryWhoseDeclaredKernelsAreAllInItsBundle) {
+  const testing::CliRun inspected =
+      cli(std::string("bundle inspect ") + TEST_CUBIN_PLUGINS_BUNDLE + " --plugin " + TEST_CUBIN_PLUGINS_LIBRARY + " --json");
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.output;
+  const nlohmann::json report = nlohmann::json::parse(inspected.output);
+  std::vector<std::string> plugin_checks;
+  for (const nlohmann::json& check : report["checks"]) {
+    const std::string name = check["check"].get<std::string>();
+    if (name == "plugin_architectures" || name == "plugin_kernels")
+      plugin_checks.push_back(name + " " + check["subject"].get<std::string>());
+  }
+  EXPECT_EQ(plugin_checks, (std::vector<std::string>{"plugin_architectures test::scale_add/sm_90",
+                                                     "plugin_kernels test::scale_add/sm_90/scale_bias"}));
+}
+
+TEST_F(PluginCli, BundleInspectFailsALibraryThatNeedsAKernelItsBundleLacksNamingIt) {
+  const testing::CliRun inspected = cli(std::string("bundle inspect ") + TEST_CUBIN_PLUGINS_BUNDLE + " --plugin " +
+                                        TEST_CUBIN_PLUGINS_MISSING_LIBRARY);
+  EXPECT_EQ(inspected.exit_code, 1) << inspected.output;
+  EXPECT_TRUE(contains(inspected.output,
+                       "test::scale_add 1.0.0 needs kernel 'layer_norm', but no readable sm_90 cubin defines it"))
+      << inspected.output;
+  // The kernel the bundle has still passes: only the missing one fails.
+  EXPECT_TRUE(contains(inspected.output, "PASS plugin_kernels")) << inspected.output;
+}
+
+TEST_F(PluginCli, BundleInspectRefusesALibraryWhosePluginsNeedNoKernels) {
+  const testing::CliRun inspected =
+      cli(std::string("bundle inspect ") + TEST_CUBIN_PLUGINS_BUNDLE + " --plugin " + TEST_PLUGINS_LIBRARY);
+  EXPECT_EQ(inspected.exit_code, 2) << inspected.output;
+  EXPECT_TRUE(contains(inspected.output, "registers no plugin that needs bundle kernels")) << inspected.output;
+}
+
 }  // namespace
 }  // namespace tensoracle

@@ -62,7 +62,7 @@ TEST(PluginLibrary, ALibraryBuiltAgainstAnotherInterfaceVersionIsRefusedNamingBo
   PluginRegistry registry;
   const Status status = registry.load_library(TEST_PLUGINS_BAD_ABI_LIBRARY);
   EXPECT_EQ(status.code(), StatusCode::kUnsupported);
-  EXPECT_TRUE(contains(status.message(), "built against plugin interface version 99; this tensoracle has version 1"))
+  EXPECT_TRUE(contains(status.message(), "built against plugin interface version 99; this tensoracle has version 2"))
       << status.message();
   EXPECT_TRUE(registry.empty());
 }
@@ -120,6 +120,55 @@ TEST(PluginRegistry, InProcessCreatorsAreCheckedAndHaveNoLibrary) {
   auto made = create_plugin(**registry.find("local", "1"), "");
   ASSERT_FALSE(made.is_ok());
   EXPECT_TRUE(contains(made.status().message(), "plugin 'local 1' create: returned no plugin")) << made.status().message();
+}
+
+// A plugin that needs `needs` from its cubin bundle, whatever its creator was registered with.
+class NeedsKernels final : public Plugin {
+ public:
+  explicit NeedsKernels(PluginKernels needs) : needs_(std::move(needs)) {}
+  PluginDeclaration declaration() const override {
+    return {{"needs", "1", ""},
+            {{PluginInput{"x", {TypeFormat{}}}}, {PluginOutput{"y", TypeFormat{}, OutputShapeRule::copy_input(0)}}},
+            needs_};
+  }
+  std::string parameters() const override { return {}; }
+  Status configure(const std::vector<PluginTensorDesc>&, const std::vector<PluginTensorDesc>&) override {
+    return Status::ok();
+  }
+  Status enqueue(const PluginBuffers&, void*, void*) noexcept override { return Status::ok(); }
+
+ private:
+  PluginKernels needs_;
+};
+
+PluginFactory makes_plugin_needing(PluginKernels needs) {
+  return [needs](std::string_view) -> Result<std::unique_ptr<Plugin>> { return std::unique_ptr<Plugin>(new NeedsKernels(needs)); };
+}
+
+TEST(PluginRegistry, APluginMustNeedTheBundleKernelsItsCreatorWasRegisteredWith) {
+  const PluginKernels scale_bias{{"scale_bias"}, {GpuArch{90}}};
+  // `bundle inspect --plugin LIB` checks the creator's needs: a plugin needing more would pass it.
+  PluginRegistry understated;
+  ASSERT_TRUE(understated.add({{"needs", "1", ""}, makes_plugin_needing(scale_bias), PluginKernels{}}).is_ok());
+  auto refused = create_plugin(**understated.find("needs", "1"), "");
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().message(),
+            "plugin 'needs 1' create: made a plugin that declares kernels [scale_bias] on [sm_90], but it was "
+            "registered with no bundle kernels");
+
+  PluginRegistry stated;
+  ASSERT_TRUE(stated.add({{"needs", "1", ""}, makes_plugin_needing(scale_bias), scale_bias}).is_ok());
+  auto made = create_plugin(**stated.find("needs", "1"), "");
+  EXPECT_TRUE(made.is_ok()) << made.status().to_string();
+}
+
+TEST(PluginRegistry, ACreatorsBundleNeedsFollowTheDeclarationRules) {
+  PluginRegistry registry;
+  const Status status =
+      registry.add({{"needs", "1", ""}, makes_plugin_needing({}), PluginKernels{{"scale_bias"}, {}}});
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(status.message(), "kernels are listed but no architectures")) << status.message();
+  EXPECT_TRUE(registry.empty());
 }
 
 TEST(PluginCalls, ACreatorThatThrowsOrFailsBecomesAStatusNamingThePlugin) {

@@ -6,7 +6,9 @@
 //   test::gpu_only   y = x with no CPU implementation
 // It uses only the header-only part of the plugin interface: it links no tensoracle library.
 // TEST_PLUGIN_VERSION (default "1.0.0") is scale_add's version; TEST_PLUGIN_BUILD_TAG changes the
-// library's bytes without changing what it registers.
+// library's bytes without changing what it registers. TEST_PLUGIN_BUNDLE_KERNEL makes scale_add
+// declare that kernel of its cubin bundle on sm_90 (the cubin-backed builds,
+// tensoracle_add_cubin_plugin), and TEST_PLUGIN_MISSING_KERNEL a second one, which its bundle lacks.
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -54,6 +56,19 @@ int64_t element_count(const Dims& shape) {
 }
 
 const PluginIdentity kScaleAdd{"scale_add", TEST_PLUGIN_VERSION, "test"};
+
+// What scale_add needs from its bundle: declared by its creator and by every plugin it makes.
+tensoracle::PluginKernels scale_add_bundle() {
+  tensoracle::PluginKernels needs;
+#ifdef TEST_PLUGIN_BUNDLE_KERNEL
+  needs.kernels.push_back(TEST_PLUGIN_BUNDLE_KERNEL);
+  needs.architectures.push_back(tensoracle::GpuArch{90});
+#endif
+#ifdef TEST_PLUGIN_MISSING_KERNEL
+  needs.kernels.push_back(TEST_PLUGIN_MISSING_KERNEL);
+#endif
+  return needs;
+}
 const PluginIdentity kFlatten{"flatten", "1.0.0", "test"};
 const PluginIdentity kMisbehave{"misbehave", "1.0.0", "test"};
 const PluginIdentity kGpuOnly{"gpu_only", "1.0.0", "test"};
@@ -72,7 +87,7 @@ class ScaleAdd final : public Plugin {
   }
 
   PluginDeclaration declaration() const override {
-    return {kScaleAdd, {{input("x"), input("b")}, {output("y")}}, {}};
+    return {kScaleAdd, {{input("x"), input("b")}, {output("y")}}, scale_add_bundle()};
   }
   std::string parameters() const override { return std::string(reinterpret_cast<const char*>(&scale_), sizeof scale_); }
 
@@ -171,7 +186,7 @@ class GpuOnly final : public CopyPlugin {
 };
 
 void register_test_plugins(tensoracle::PluginRegistrar& registrar) {
-  registrar.add({kScaleAdd, &ScaleAdd::create});
+  registrar.add({kScaleAdd, &ScaleAdd::create, scale_add_bundle()});
   registrar.add({kFlatten, [](std::string_view) -> Result<std::unique_ptr<Plugin>> { return std::unique_ptr<Plugin>(new Flatten); }});
   registrar.add({kMisbehave, [](std::string_view parameters) -> Result<std::unique_ptr<Plugin>> {
                    if (parameters == "throw_create") throw std::runtime_error("create exploded");
