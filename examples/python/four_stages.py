@@ -9,8 +9,9 @@ inputs and PyTorch's fp32 outputs of tests/fixtures/examples/tinynet/io.safetens
 1. fp32 engine vs the fixed PyTorch reference (examples/tinynet/limits.json);
 2. fp16 and bf16 candidates vs the accepted fp32 engine's outputs, by quality;
 3. a replacement, re-gated through stages 1 and 2: here a layer composition (softmax written as
-   exp / sum / div), since plugins inside engines are not implemented yet; the cubin bundle such a
-   plugin would ship is compiled and inspected (tensoracle.producer / tensoracle.bundle);
+   exp / sum / div); a plugin replacement needs a plugin library (Network.plugin and plugins=,
+   docs/python.md "Plugins"), which tinynet has none of, so only the cubin bundle such a plugin
+   would ship is compiled and inspected (tensoracle.producer / tensoracle.bundle);
 4. each accepted candidate timed against the fp32 engine, interleaved, with a confidence interval
    on the ratio and a check that nothing else loaded the machine (tensoracle.bench.bench_ab); a
    candidate is used only when it surely meets the speed target, otherwise the fp32 engine stays.
@@ -127,8 +128,8 @@ def main():
         accepted["fp32 composed softmax"] = replaced
     bundle_passed = stage3_bundle(args.arch)
     if bundle_passed is not None:
-        print(f"  plugin bundle: {'inspections pass' if bundle_passed else 'inspections fail'}; plugins inside "
-              "engines are not implemented yet, so no plugin engine is built")
+        print(f"  plugin bundle: {'inspections pass' if bundle_passed else 'inspections fail'}; tinynet has no "
+              "plugin library, so no plugin engine is built")
 
     print(f"== stage 4: each accepted candidate against the fp32 engine, interleaved, batch 8 ({args.backend})")
     image = np.random.default_rng(0).normal(size=(8, 3, 32, 32)).astype(np.float32)
