@@ -111,7 +111,9 @@ TEST(OnnxImport, AModelBuiltWithPrecisionFp16ComputesInFp16WithFp32Io) {
   EXPECT_NE(named.find("precision"), std::string::npos) << named;
   EXPECT_EQ(named.find("graph_hash"), std::string::npos) << named;
   // The add and the relu compute in fp16; the I/O table is fp32.
-  EXPECT_EQ(fp16->network.tensor(*fp16->network.find_tensor("sum")).desc.dtype, DataType::kFloat16);
+  auto sum = fp16->network.find_tensor("add");  // the importer names tensors after their layers
+  ASSERT_TRUE(sum.is_ok()) << to_text(fp16->network);
+  EXPECT_EQ(fp16->network.tensor(*sum).desc.dtype, DataType::kFloat16);
   for (const IoTensor& io : fp16->io_table.tensors) EXPECT_EQ(io.dtype, DataType::kFloat32) << io.name;
   ASSERT_FALSE(fp16->log.empty());
   EXPECT_EQ(fp16->log[0].rfind("precision: 2 layer(s) converted to fp16", 0), 0u) << fp16->log[0];
