@@ -44,6 +44,8 @@ class Converter {
         report_(report), versions_(source.num_tensors()) {
     target_.set_plugins(source.plugins());
     for (Tensor t : source.outputs()) outputs_.insert(t.id);
+    for (size_t i = 0; i < source.num_nodes(); ++i)
+      if (source.node(i).kind == OpKind::kQuantize && !source.node(i).inputs.empty()) quantized_.insert(source.node(i).inputs[0].id);
   }
 
   Result<Network> run() {
@@ -90,6 +92,16 @@ class Converter {
     for (const std::vector<Tensor>* tensors : {&node.inputs, &node.outputs})
       for (Tensor t : *tensors)
         if (!is_fp32(t)) return fmt::format("{} tensor", data_type_name(source_.tensor(t).desc.dtype));
+    // The cuda backend fuses a Q/DQ pattern only when the dequantize layers alone produce the
+    // layer's operands and its result goes straight into the quantize (plan_lowering.h): a cast
+    // between them would leave the quantized layer unfused, so its neighbours stay fp32.
+    for (Tensor t : node.inputs) {
+      const int64_t producer = t.valid() ? source_.tensor(t).producer : -1;
+      if (producer >= 0 && source_.node(static_cast<size_t>(producer)).kind == OpKind::kDequantize)
+        return "reads a dequantized tensor";
+    }
+    for (Tensor t : node.outputs)
+      if (quantized_.count(t.id)) return "feeds a quantize layer";
     const std::string kind(op_kind_name(node.kind));
     if (keep_.count(kind)) return "keep-list " + kind;
     const std::string function = function_name(node);
@@ -206,6 +218,7 @@ class Converter {
   Network target_;
   std::vector<Versions> versions_;
   std::set<uint32_t> outputs_;
+  std::set<uint32_t> quantized_;  // tensors a quantize layer reads
 };
 
 }  // namespace

@@ -38,8 +38,8 @@ Result<Network> transpose_dequantized_weights(const Network& network);
 // and type). Network inputs stay fp32 and outputs are cast back to fp32; a cast is inserted only
 // where a kept-fp32 and a converted region meet, and casts fold (a cast of a cast is a cast of the
 // original tensor; a cast to the type a tensor already has is no layer). Layers with an integer,
-// bool, quantized (int8/fp8) or already fp16/bf16 tensor, quantize/dequantize and plugin layers
-// are left as they are. Results change by the rounding to `compute` of every converted tensor.
+// bool, quantized (int8/fp8) or already fp16/bf16 tensor, quantize/dequantize layers and their
+// neighbours (so Q/DQ patterns still fuse) and plugin layers are left as they are. Results change by the rounding to `compute` of every converted tensor.
 struct PrecisionOptions {
   DataType compute = DataType::kFloat16;  // kFloat16 or kBFloat16
   // Op kinds ("softmax") or op kinds with their function ("reduce.sum", "unary.exp",

@@ -281,14 +281,18 @@ TEST(ConvertPrecision, AGatherOfEmbeddingsByIntegerIdsStaysFp32AndItsReaderConve
   }
 }
 
-// x -> quantize (int8) -> dequantize -> matmul -> "y": the Q/DQ pair and its scales are untouched.
-TEST(ConvertPrecision, QuantizeAndDequantizeLayersKeepTheirTypesAndScales) {
+// x -> relu -> quantize (int8) -> dequantize -> matmul -> relu -> "y": the Q/DQ pair and its
+// scales are untouched, and so are the layers next to it (the cuda backend fuses the pattern only
+// when nothing stands between them), while the relu after the matmul converts.
+TEST(ConvertPrecision, QuantizeAndDequantizeLayersAndTheirNeighboursKeepTheirTypes) {
   Network net;
   Tensor x = net.add_input("x", DataType::kFloat32, {4, 8});
+  Tensor r = net.activation(x, ActivationAttributes().set_kind(ActivationKind::kRelu).set_name("before"));
   Tensor scale = net.add_constant(seeded(DataType::kFloat32, {}, 3, 0.1, 0.1), "scale");
-  Tensor q = net.quantize(x, scale, QuantizeAttributes().set_name("q"));
+  Tensor q = net.quantize(r, scale, QuantizeAttributes().set_name("q"));
   Tensor dq = net.dequantize(q, scale, DequantizeAttributes().set_name("dq"));
   Tensor y = net.matmul(dq, net.add_constant(seeded(DataType::kFloat32, {8, 4}, 4)), MatMulAttributes().set_name("mm"));
+  y = net.activation(y, ActivationAttributes().set_kind(ActivationKind::kRelu).set_name("after"));
   net.mark_output(y, "y");
   ASSERT_TRUE(net.status().is_ok()) << net.status().to_string();
 
@@ -298,8 +302,11 @@ TEST(ConvertPrecision, QuantizeAndDequantizeLayersKeepTheirTypesAndScales) {
   EXPECT_EQ(output_type(converted, "q"), DataType::kInt8);
   EXPECT_EQ(output_type(converted, "dq"), DataType::kFloat32);
   EXPECT_EQ(converted.tensor(*converted.find_tensor("scale")).desc.dtype, DataType::kFloat32);
-  EXPECT_EQ(output_type(converted, "mm"), DataType::kFloat16);
-  EXPECT_EQ(report.kept, (std::map<std::string, size_t>{{"quantize/dequantize", 2}}));
+  EXPECT_EQ(output_type(converted, "before"), DataType::kFloat32);
+  EXPECT_EQ(output_type(converted, "mm"), DataType::kFloat32);
+  EXPECT_EQ(output_type(converted, "after"), DataType::kFloat16);
+  EXPECT_EQ(report.kept, (std::map<std::string, size_t>{
+                             {"quantize/dequantize", 2}, {"reads a dequantized tensor", 1}, {"feeds a quantize layer", 1}}));
 }
 
 TEST(ConvertPrecision, CastsOfTheNetworkFoldAndAConstantIsConvertedOnce) {
