@@ -76,12 +76,17 @@ struct EngineBuild {
   }
 };
 
-// A build after the network is defined and checked: everything the key depends on.
+// A build after the network is defined and checked: everything the key depends on. `network` is
+// the one the backend plans: with settings.precision fp16 or bf16, the precision pass's result;
+// the key's graph hash is the defined network's (the precision is a setting of the key).
 struct PreparedBuild {
   Network network;
   Weights weights;
   KeyManifest manifest;
   IoTable io_table;
+  // What the builder did to the network before planning (the precision pass's report), one line
+  // per fact; OpenedEngine::build_log and `tensoracle build` show it.
+  std::vector<std::string> log;
 };
 
 // Defines and checks the network and computes the key manifest; `sidecar` (optional) remembers

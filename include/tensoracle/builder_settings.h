@@ -11,7 +11,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "tensoracle/types.h"
 
 namespace tensoracle {
 
@@ -28,6 +32,13 @@ struct BuilderSettings {
   // enters the key manifest; layers the record lacks are timed (the build log names them).
   bool deterministic_replay = false;
   std::string tactic_record;
+  // The compute precision of an fp32 network (docs/precision.md). kFloat32 builds the network's
+  // types as they are; kFloat16 or kBFloat16 converts its fp32 layers to that type, with fp32
+  // inputs and outputs, except the op kinds of `keep_fp32` (unset: the default keep-list,
+  // "reduce.sum", "reduce.prod", "unary.exp", "elementwise.pow"; entries are op kinds, or op
+  // kinds with their function). Both enter the key manifest when precision is not fp32.
+  DataType precision = DataType::kFloat32;
+  std::optional<std::vector<std::string>> keep_fp32;
 
   // The settings in canonical text form, as the key manifest lists them ("optimization_level": "3").
   std::map<std::string, std::string> to_manifest() const;

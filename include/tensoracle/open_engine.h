@@ -29,6 +29,7 @@ struct OpenedEngine {
   double build_seconds = 0;
   std::string explanation;  // why a hit or a miss (a miss names the nearest entry's differences)
   std::vector<std::string> warnings;
+  std::vector<std::string> build_log;  // PreparedBuild::log: what the builder did to the network
 };
 
 // Opens the engine for `build` through the cache store under `policy`: defines the network and

@@ -140,6 +140,14 @@ void bind_shapes(nb::module_& m) {
       });
 }
 
+// "fp32" | "fp16" | "bf16" (ValueError otherwise, naming the value).
+DataType precision_from_python(const std::string& value) {
+  if (value == "fp32") return DataType::kFloat32;
+  if (value == "fp16") return DataType::kFloat16;
+  if (value == "bf16") return DataType::kBFloat16;
+  throw nb::value_error(("precision '" + value + "': expected 'fp32', 'fp16' or 'bf16'").c_str());
+}
+
 void bind_settings(nb::module_& m) {
   nb::class_<BuilderSettings>(m, "BuilderSettings",
                               "Settings that can change the engine; every one enters the key manifest. fp32 math "
@@ -147,8 +155,11 @@ void bind_settings(nb::module_& m) {
       .def("__init__", [](BuilderSettings* self, std::optional<uint64_t> workspace_limit_bytes,
                           std::optional<int> optimization_level, std::optional<int> timing_iterations,
                           std::optional<int> auxiliary_streams, std::optional<bool> deterministic_replay,
-                          std::optional<std::string> tactic_record) {
+                          std::optional<std::string> tactic_record, std::optional<std::string> precision,
+                          std::optional<std::vector<std::string>> keep_fp32) {
         auto* s = new (self) BuilderSettings();
+        if (precision) s->precision = precision_from_python(*precision);
+        s->keep_fp32 = std::move(keep_fp32);
         if (workspace_limit_bytes) s->workspace_limit_bytes = *workspace_limit_bytes;
         if (optimization_level) s->optimization_level = *optimization_level;
         if (timing_iterations) s->timing_iterations = *timing_iterations;
@@ -157,7 +168,8 @@ void bind_settings(nb::module_& m) {
         if (tactic_record) s->tactic_record = *tactic_record;
       }, nb::kw_only(), "workspace_limit_bytes"_a = nb::none(), "optimization_level"_a = nb::none(),
            "timing_iterations"_a = nb::none(), "auxiliary_streams"_a = nb::none(), "deterministic_replay"_a = nb::none(),
-           "tactic_record"_a = nb::none(), "Unset arguments keep the library's defaults.")
+           "tactic_record"_a = nb::none(), "precision"_a = nb::none(), "keep_fp32"_a = nb::none(),
+           "Unset arguments keep the library's defaults.")
       .def_rw("workspace_limit_bytes", &BuilderSettings::workspace_limit_bytes)
       .def_rw("optimization_level", &BuilderSettings::optimization_level, "0..5: how hard to search tactics")
       .def_rw("timing_iterations", &BuilderSettings::timing_iterations, "per tactic candidate when tactics are timed")
@@ -166,6 +178,13 @@ void bind_settings(nb::module_& m) {
       .def_rw("deterministic_replay", &BuilderSettings::deterministic_replay,
               "replay the tactic choices recorded in tactic_record (an engine file) instead of timing")
       .def_rw("tactic_record", &BuilderSettings::tactic_record)
+      .def_prop_rw("precision", [](const BuilderSettings& s) { return std::string(data_type_name(s.precision)); },
+                   [](BuilderSettings& s, const std::string& value) { s.precision = precision_from_python(value); },
+                   "'fp32' (the network's own types), 'fp16' or 'bf16': the precision pass converts an fp32 network's "
+                   "layers, inputs and outputs staying fp32 (docs/precision.md)")
+      .def_rw("keep_fp32", &BuilderSettings::keep_fp32,
+              "with precision fp16/bf16: the op kinds that stay fp32 ('softmax', 'reduce.sum', ...); None: the "
+              "default keep-list")
       .def("to_manifest", &BuilderSettings::to_manifest, "the settings as the key manifest records them")
       .def("__repr__", [](const BuilderSettings& s) {
         std::string text = "<BuilderSettings";

@@ -245,6 +245,7 @@ void bind_open_engine(nb::module_& m) {
       .def_ro("explanation", &OpenedEngine::explanation,
               "why a hit or a miss (a miss names the fields in which the nearest cached engine differs)")
       .def_ro("warnings", &OpenedEngine::warnings)
+      .def_ro("build_log", &OpenedEngine::build_log, "what the builder did to the network (the precision pass's lines)")
       .def("create_execution", [](const OpenedEngine& o, size_t profile) {
         return PyExecution(o.engine, unwrap(o.engine.create_execution(profile)));
       }, "profile"_a = 0, "engine.create_execution(profile)")

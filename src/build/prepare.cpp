@@ -8,6 +8,7 @@
 
 #include "backends/plan_network.h"
 #include "core/errors.h"
+#include "passes/passes.h"
 #include "tensoracle/build.h"
 #include "tensoracle/hashing.h"
 
@@ -107,6 +108,12 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
     return invalid_argument("{}: auxiliary streams must be 0 or 1, got {}", what, build.settings.auxiliary_streams);
   if (build.settings.timing_iterations < 1)
     return invalid_argument("{}: timing iterations must be at least 1, got {}", what, build.settings.timing_iterations);
+  const DataType precision = build.settings.precision;
+  if (precision != DataType::kFloat32 && precision != DataType::kFloat16 && precision != DataType::kBFloat16)
+    return invalid_argument("{}: precision {} is not fp32, fp16 or bf16", what, data_type_name(precision));
+  if (build.settings.keep_fp32)
+    for (const std::string& entry : *build.settings.keep_fp32)
+      TO_RETURN_IF_ERROR(passes::check_keep_fp32_entry(entry).with_context(what));
   // The backend first: a name this build lacks fails before the graph is defined.
   TO_ASSIGN_OR_RETURN_CONTEXT(auto environment, probe_environment(build.backend), what);
   std::optional<Weights> weights = build.weights;
@@ -199,6 +206,17 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   TO_ASSIGN_OR_RETURN(m.plugins, used_plugins(network));
   m.source = build.source;
   m.environment = std::move(environment);
+
+  // The precision pass last: the key names the defined graph and the setting, and the backend
+  // plans the converted network, whose I/O (fp32) is the I/O table's.
+  if (precision != DataType::kFloat32) {
+    passes::PrecisionOptions options;
+    options.compute = precision;
+    if (build.settings.keep_fp32) options.keep_fp32 = *build.settings.keep_fp32;
+    passes::PrecisionReport report;
+    TO_ASSIGN_OR_RETURN_CONTEXT(prepared.network, passes::convert_precision(prepared.network, options, &report), what);
+    prepared.log = report.lines(precision);
+  }
   return prepared;
 }
 

@@ -70,7 +70,7 @@ Result<OpenedEngine> open_engine(const EngineBuild& build, CachePolicy policy, c
   TO_ASSIGN_OR_RETURN(Engine engine, Engine::from_file(opened.engine, build.plugins));
   return OpenedEngine{std::move(engine),          std::move(opened.key),         std::move(opened.engine_path),
                       opened.cache_hit,           opened.built,                  opened.build_seconds,
-                      std::move(opened.explanation), std::move(opened.warnings)};
+                      std::move(opened.explanation), std::move(opened.warnings), std::move(prepared.log)};
 }
 
 }  // namespace tensoracle

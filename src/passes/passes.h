@@ -3,6 +3,7 @@
 // outputs (names, types, shapes); results change only by rounding (documented per pass below).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,44 @@ Result<Network> fold_constant_quantize(const Network& network);
 // dim, and the matmul sets transpose_b. Exact (the same values, moved). Quantized GEMMs on tensor
 // cores read their weight K-major (cuBLASLt fp8 and int8 take only the "TN" form).
 Result<Network> transpose_dequantized_weights(const Network& network);
+
+// An fp32 network computed in fp16 or bf16 with fp32 I/O (docs/precision.md). Every layer whose
+// tensors are all fp32 and whose kind is not kept (`keep_fp32`) computes in `compute`; its fp32
+// constant inputs become `compute` constants (exact rounding to nearest even, once per constant
+// and type). Network inputs stay fp32 and outputs are cast back to fp32; a cast is inserted only
+// where a kept-fp32 and a converted region meet, and casts fold (a cast of a cast is a cast of the
+// original tensor; a cast to the type a tensor already has is no layer). Layers with an integer,
+// bool, quantized (int8/fp8) or already fp16/bf16 tensor, quantize/dequantize layers and their
+// neighbours (so Q/DQ patterns still fuse) and plugin layers are left as they are. Results change by the rounding to `compute` of every converted tensor.
+struct PrecisionOptions {
+  DataType compute = DataType::kFloat16;  // kFloat16 or kBFloat16
+  // Op kinds ("softmax") or op kinds with their function ("reduce.sum", "unary.exp",
+  // "elementwise.pow", "activation.softplus") that stay fp32.
+  std::vector<std::string> keep_fp32 = default_keep_fp32();
+
+  static std::vector<std::string> default_keep_fp32();
+};
+
+// What the precision pass did: counts for the build log.
+struct PrecisionReport {
+  size_t converted_layers = 0;
+  size_t converted_constants = 0;
+  size_t inserted_casts = 0;
+  // Casts of the network the pass made part of its own (a cast to fp32, a cast fp32 -> compute
+  // type): their readers read the cast's input, cast at most once.
+  size_t folded_casts = 0;
+  // Layers left in their types, counted by reason ("keep-list reduce.sum", "int32 tensor",
+  // "plugin", ...).
+  std::map<std::string, size_t> kept;
+  // One line per fact, for the build log.
+  std::vector<std::string> lines(DataType compute) const;
+};
+
+// Checks one keep-list entry: an op kind, or an op kind with a function of its table. The error
+// names the entry and the names it could have been.
+Status check_keep_fp32_entry(const std::string& entry);
+
+Result<Network> convert_precision(const Network& network, const PrecisionOptions& options, PrecisionReport* report = nullptr);
 
 // Only the layers that reach an output (constants a fold left unused disappear from the engine).
 Result<Network> remove_dead_layers(const Network& network);

@@ -51,6 +51,26 @@ def test_a_changed_build_misses_and_says_why(tinynet_build):
     assert opened.built and "builder_settings.optimization_level" in opened.explanation
 
 
+def test_precision_fp16_is_another_key_with_fp32_io(tinynet_build, tinynet_io):
+    fp32 = tensoracle.open_engine(tinynet_build)
+    assert fp32.build_log == []
+    tinynet_build.settings.precision = "fp16"
+    assert tinynet_build.settings.keep_fp32 is None
+    opened = tensoracle.open_engine(tinynet_build)
+    assert opened.built and opened.key != fp32.key and "builder_settings.precision" in opened.explanation
+    assert opened.build_log[0].startswith("precision:") and "converted to fp16" in opened.build_log[0]
+    outputs = opened.create_execution().run({"image": tinynet_io["image"]})
+    assert outputs["probs"].dtype == np.float32
+    reference = tinynet_io["probs"].astype(np.float64)
+    error = np.linalg.norm(outputs["probs"] - reference) / np.linalg.norm(reference)
+    assert 0 < error < 5e-3  # docs/precision.md
+    tinynet_build.settings.keep_fp32 = ["softmax"]
+    assert tensoracle.open_engine(tinynet_build).key != opened.key
+    with pytest.raises(ValueError, match="fp8"):
+        tinynet_build.settings.precision = "fp8"
+    assert tensoracle.BuilderSettings(precision="bf16", keep_fp32=[]).to_manifest()["keep_fp32"] == ""
+
+
 def test_policies(tinynet_build):
     with pytest.raises(tensoracle.Error, match="require-cached"):
         tensoracle.open_engine(tinynet_build, "require-cached")

@@ -33,14 +33,17 @@ void run_build(const BuildArgs& args) {
                        {"built", opened->built},
                        {"build_seconds", opened->build_seconds},
                        {"explanation", opened->explanation},
-                       {"warnings", opened->warnings}};
+                       {"warnings", opened->warnings},
+                       {"build_log", opened->build_log}};
     print_result(out.dump(2) + "\n");
   } else {
-    print_result(fmt::format("{} engine '{}' ({}){}\nkey:    {}\nengine: {}\n{}\n", opened->cache_hit ? "reused" : "built",
+    std::string log;
+    for (const std::string& line : opened->build_log) log += line + "\n";
+    print_result(fmt::format("{} engine '{}' ({}){}\nkey:    {}\nengine: {}\n{}\n{}", opened->cache_hit ? "reused" : "built",
                                   build.name, build.backend,
                                   opened->built ? fmt::format(" in {:.3f} s", opened->build_seconds) : std::string(),
                                   opened->key, opened->engine_path.empty() ? "(in memory only)" : opened->engine_path,
-                                  opened->explanation));
+                                  opened->explanation, log));
   }
   throw CommandExit{kExitOk};
 }

@@ -8,6 +8,7 @@
 
 #include "backends/registry.h"
 #include "command.h"
+#include "passes/passes.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/package.h"
 #include "tensoracle/plugin_registry.h"
@@ -33,6 +34,8 @@ struct BuildOptions {
   int optimization_level = -1;
   int auxiliary_streams = -1;
   std::vector<std::string> plugin_libraries;
+  std::string precision = "fp32";
+  std::vector<std::string> keep_fp32;
 
   void add_to(CLI::App* cmd) {
     auto* package_opt = cmd->add_option("--package", package,
@@ -62,6 +65,15 @@ struct BuildOptions {
                     "Plugin library (a shared object exporting " TENSORACLE_PLUGIN_ENTRY_POINT ", loaded with dlopen: "
                     "its code runs in this process); repeatable. A build resolves its plugin layers through them; an "
                     "engine that needs plugins runs only with the libraries that provide them (docs/plugins.md)");
+    cmd->add_option("--precision", precision,
+                    "Compute precision of an fp32 network: fp32 (default: the network's own types), fp16 or bf16 "
+                    "(layers converted, inputs and outputs stay fp32; docs/precision.md)")
+        ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+    cmd->add_option("--keep-fp32", keep_fp32,
+                    "With --precision fp16/bf16: the op kinds that stay fp32, comma-separated, replacing the default "
+                    "keep-list (reduce.sum,reduce.prod,unary.exp,elementwise.pow); an op kind (softmax) or a kind "
+                    "with its function (unary.exp); `none` keeps nothing")
+        ->delimiter(',');
     cmd->add_option("--replay-tactics", replay_tactics,
                     "Engine file whose recorded tactic choices this build replays instead of timing (a deterministic rebuild)")
         ->check(CLI::ExistingFile);
@@ -86,6 +98,17 @@ struct BuildOptions {
     build.quiet = quiet;
     if (optimization_level >= 0) build.settings.optimization_level = optimization_level;
     if (auxiliary_streams >= 0) build.settings.auxiliary_streams = auxiliary_streams;
+    build.settings.precision = value_or_fail(parse_data_type(precision));
+    if (!keep_fp32.empty()) {
+      if (build.settings.precision == DataType::kFloat32) fail_usage("--keep-fp32 needs --precision fp16 or bf16");
+      std::vector<std::string> keep;
+      for (const std::string& entry : keep_fp32)
+        if (entry != "none") {
+          if (const Status checked = passes::check_keep_fp32_entry(entry); !checked.is_ok()) fail_usage("--keep-fp32: " + checked.message());
+          keep.push_back(entry);
+        }
+      build.settings.keep_fp32 = keep;
+    }
     if (!replay_tactics.empty()) {
       build.settings.deterministic_replay = true;
       build.settings.tactic_record = replay_tactics;

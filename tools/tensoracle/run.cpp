@@ -31,7 +31,7 @@ struct RunArgs {
 std::vector<std::string> build_options_given(const CLI::App& cmd) {
   std::vector<std::string> given;
   for (const char* name : {"--policy", "--backend", "--input", "--graph", "--weights", "--optimization-level",
-                           "--aux-streams", "--replay-tactics", "--quiet"})
+                           "--aux-streams", "--replay-tactics", "--precision", "--keep-fp32", "--quiet"})
     if (cmd.get_option(name)->count() > 0) given.push_back(name);
   return given;
 }
@@ -43,6 +43,8 @@ Engine load_engine(const RunArgs& args) {
   auto opened = open_engine(args.build.engine_build(), args.build.cache_policy());
   if (!opened.is_ok()) fail(kExitCheckFailed, opened.status().message());
   for (const std::string& w : opened->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (!args.build.quiet)
+    for (const std::string& line : opened->build_log) std::fprintf(stderr, "%s\n", line.c_str());
   return std::move(opened->engine);
 }
 

@@ -93,6 +93,50 @@ TEST_F(EngineCli, AMissExplainsWhichManifestFieldsDiffer) {
   EXPECT_NE(why.find("profiles"), std::string::npos) << why;
 }
 
+// docs/precision.md: tinynet built with --precision fp16 / bf16 is another engine (the miss
+// names the setting), says what the pass did, keeps its fp32 I/O and stays within the documented
+// tolerance of the PyTorch reference.
+TEST_F(EngineCli, PrecisionIsASettingOfTheKeyAndItsEngineRunsWithFp32Io) {
+  json fp32 = build_json(kTinynet);
+  EXPECT_EQ(fp32["build_log"], json::array());
+  json fp16 = build_json(kTinynet, "--precision fp16");
+  ASSERT_EQ(fp16["exit_code"], 0) << fp16.dump();
+  EXPECT_EQ(fp16["cache_hit"], false);
+  EXPECT_NE(fp16["key"], fp32["key"]);
+  const std::string why = fp16["explanation"];
+  EXPECT_NE(why.find("precision"), std::string::npos) << why;
+  ASSERT_FALSE(fp16["build_log"].empty()) << fp16.dump();
+  EXPECT_NE(fp16["build_log"][0].get<std::string>().find("converted to fp16"), std::string::npos) << fp16.dump();
+  json bf16 = build_json(kTinynet, "--precision bf16");
+  EXPECT_NE(bf16["key"], fp16["key"]);
+  // The keep-list is part of the key too.
+  json kept = build_json(kTinynet, "--precision fp16 --keep-fp32 softmax,reduce");
+  EXPECT_NE(kept["key"], fp16["key"]);
+  EXPECT_NE(kept["explanation"].get<std::string>().find("keep_fp32"), std::string::npos) << kept.dump();
+
+  const std::string out = work_ / "fp16-out.npz";
+  CliRun run = cli("run --package " + kTinynet.package + " --precision fp16 --policy require-cached --inputs " + fixture(kTinynet) +
+                   " --outputs " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto candidate = read_named_arrays(out);
+  auto io = read_named_arrays(fixture(kTinynet));
+  ASSERT_TRUE(candidate.is_ok() && io.is_ok());
+  EXPECT_EQ(candidate->at("probs").dtype(), DataType::kFloat32);
+  auto cmp = compare_outputs(candidate->at("probs").view(), io->at("probs").view());
+  ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
+  EXPECT_GT(cmp->rel_l2_error, 1e-6);  // it did compute in fp16
+  EXPECT_LT(cmp->rel_l2_error, 5e-3);
+}
+
+TEST_F(EngineCli, KeepFp32NamesABadEntryAndNeedsAPrecision) {
+  CliRun bad = cli("build --package " + kTinynet.package + " --precision fp16 --keep-fp32 softmaxx");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("'softmaxx' is not an op kind"), std::string::npos) << bad.output;
+  CliRun alone = cli("build --package " + kTinynet.package + " --keep-fp32 softmax");
+  EXPECT_EQ(alone.exit_code, 2) << alone.output;
+  EXPECT_NE(alone.output.find("--keep-fp32 needs --precision fp16 or bf16"), std::string::npos) << alone.output;
+}
+
 TEST_F(EngineCli, ShapesOutsideTheProfileAreRefusedNamingInputDimValueAndRange) {
   // The package's profile: image 1x3x16x16 .. 8x3x32x32.
   HostArray big = HostArray::zeros(DataType::kFloat32, {9, 3, 16, 16}).value();

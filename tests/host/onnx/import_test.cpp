@@ -4,10 +4,13 @@
 
 #include <cmath>
 
+#include "host/cli_run.h"
 #include "host/onnx/onnx_test_models.h"
 #include "tensoracle/build.h"
+#include "tensoracle/compare.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/hashing.h"
+#include "tensoracle/npy.h"
 #include "tensoracle/onnx.h"
 
 namespace tensoracle::testing {
@@ -83,6 +86,77 @@ TEST(OnnxImport, TheFileHashAndImporterVersionEnterTheKey) {
   ASSERT_TRUE(other_prepared.is_ok());
   EXPECT_EQ(other_prepared->manifest.graph_hash, prepared->manifest.graph_hash);
   EXPECT_NE(cache_key(other_prepared->manifest), cache_key(prepared->manifest));
+}
+
+// docs/precision.md: an imported fp32 model built with precision fp16 computes in fp16 with fp32
+// I/O, under another key whose difference is the setting.
+TEST(OnnxImport, AModelBuiltWithPrecisionFp16ComputesInFp16WithFp32Io) {
+  TempDir dir;
+  auto model = network_from_onnx(write_model(dir, add_relu_model()));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  auto build = onnx_engine_build(*model, "add_relu");
+  ASSERT_TRUE(build.is_ok());
+  build->add_input("x", std::vector<ShapeRange>{ShapeRange{{1, 3}, {2, 3}, {4, 3}}});
+  build->quiet = true;
+  auto fp32 = prepare_build(*build);
+  ASSERT_TRUE(fp32.is_ok()) << fp32.status().message();
+  build->settings.precision = DataType::kFloat16;
+  auto fp16 = prepare_build(*build);
+  ASSERT_TRUE(fp16.is_ok()) << fp16.status().message();
+  EXPECT_NE(cache_key(fp16->manifest), cache_key(fp32->manifest));
+  auto differences = manifest_differences(manifest_to_json(fp32->manifest), manifest_to_json(fp16->manifest));
+  ASSERT_TRUE(differences.is_ok());
+  std::string named;
+  for (const std::string& d : *differences) named += d + "; ";
+  EXPECT_NE(named.find("precision"), std::string::npos) << named;
+  EXPECT_EQ(named.find("graph_hash"), std::string::npos) << named;
+  // The add and the relu compute in fp16; the I/O table is fp32.
+  auto sum = fp16->network.find_tensor("add");  // the importer names tensors after their layers
+  ASSERT_TRUE(sum.is_ok()) << to_text(fp16->network);
+  EXPECT_EQ(fp16->network.tensor(*sum).desc.dtype, DataType::kFloat16);
+  for (const IoTensor& io : fp16->io_table.tensors) EXPECT_EQ(io.dtype, DataType::kFloat32) << io.name;
+  ASSERT_FALSE(fp16->log.empty());
+  EXPECT_EQ(fp16->log[0].rfind("precision: 2 layer(s) converted to fp16", 0), 0u) << fp16->log[0];
+
+  auto bytes = build_serialized_engine(*build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().message();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size());
+  ASSERT_TRUE(engine.is_ok()) << engine.status().message();
+  auto execution = engine->create_execution();
+  ASSERT_TRUE(execution.is_ok());
+  // 0.1 is not an fp16 value: the result shows the rounding (x + 1 in fp16 is 1.0996094).
+  const float x[6] = {0.1f, 1.0f, 2.0f, -3.0f, 4.0f, -1.0f};
+  auto outputs = execution->run_on_host({{"x", ArrayView{DataType::kFloat32, Dims{2, 3}, x}}});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  const HostArray& y = outputs->at("y");
+  ASSERT_EQ(y.dtype(), DataType::kFloat32);
+  const float expected[6] = {1.0996094f, 0.0f, 2.5f, 0.0f, 2.0f, 0.0f};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data_as<float>()[i], expected[i]) << i;
+}
+
+// The CLI's --precision on an ONNX model: `run --onnx` of the calibration fixture (a small CNN)
+// in fp16 stays within the documented tolerance of its fp32 run.
+TEST(OnnxImport, RunOnnxWithPrecisionFp16StaysNearFp32) {
+  TempDir dir;
+  const std::string fixtures = TENSORACLE_FIXTURES_DIR "/calibration/";
+  const std::string cli = "TENSORACLE_CACHE_DIR=" + dir.file("cache") + " " + std::string(TENSORACLE_CLI_PATH) + " run --onnx " +
+                          fixtures + "model.onnx --inputs " + fixtures + "batch0.npz --quiet";
+  const CliRun fp32 = run_command(cli + " --outputs " + dir.file("fp32.npz") + " 2>&1");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.output;
+  const CliRun fp16 = run_command(cli + " --precision fp16 --outputs " + dir.file("fp16.npz") + " 2>&1");
+  ASSERT_EQ(fp16.exit_code, 0) << fp16.output;
+  auto a = read_named_arrays(dir.file("fp32.npz"));
+  auto b = read_named_arrays(dir.file("fp16.npz"));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  ASSERT_FALSE(a->empty());
+  for (const auto& [name, reference] : *a) {
+    ASSERT_TRUE(b->count(name)) << name;
+    EXPECT_EQ(b->at(name).dtype(), DataType::kFloat32) << name;
+    auto cmp = compare_outputs(b->at(name).view(), reference.view());
+    ASSERT_TRUE(cmp.is_ok()) << cmp.status().message();
+    EXPECT_GT(cmp->rel_l2_error, 0.0) << name;
+    EXPECT_LT(cmp->rel_l2_error, 5e-3) << name;
+  }
 }
 
 TEST(OnnxImport, ADynamicInputNeedsADeclaredRange) {

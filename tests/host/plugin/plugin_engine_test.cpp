@@ -3,6 +3,7 @@
 // version, misbehaving, or without a CPU implementation; a changed library is a cache miss.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "host/cache/cache_testing.h"
@@ -110,6 +111,46 @@ TEST(PluginEngine, InputShapesSetOneAtATimeConfigureThePluginOnlyWhenTheEngineRu
   ASSERT_TRUE(execution->set_input_shapes({{"x", {3, 4}}, {"b", {3, 4}}}).is_ok());
   const Status ran_at_3 = execution->enqueue();
   EXPECT_TRUE(ran_at_3.is_ok()) << ran_at_3.to_string();
+}
+
+// docs/precision.md: the precision pass never converts a plugin layer. scale_add keeps its fp32
+// inputs and output; the relu after it computes in fp16 (its values are fp16 numbers, so the
+// result is the fp32 engine's).
+TEST(PluginEngine, PrecisionFp16LeavesThePluginLayerInItsDeclaredTypes) {
+  const PluginRegistry plugins = test_plugins();
+  EngineBuild build = scale_add_build(plugins, 2.5f);
+  build.settings.precision = DataType::kFloat16;
+  auto prepared = prepare_build(build);
+  ASSERT_TRUE(prepared.is_ok()) << prepared.status().to_string();
+  const Network& net = prepared->network;
+  bool saw_plugin = false, saw_fp16_relu = false;
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    const Node& node = net.node(i);
+    if (node.kind == OpKind::kPlugin) {
+      saw_plugin = true;
+      for (Tensor t : node.inputs) EXPECT_EQ(net.tensor(t).desc.dtype, DataType::kFloat32);
+      EXPECT_EQ(net.tensor(node.outputs[0]).desc.dtype, DataType::kFloat32);
+    }
+    if (node.kind == OpKind::kActivation) saw_fp16_relu = net.tensor(node.outputs[0]).desc.dtype == DataType::kFloat16;
+  }
+  EXPECT_TRUE(saw_plugin);
+  EXPECT_TRUE(saw_fp16_relu);
+  EXPECT_NE(std::find(prepared->log.begin(), prepared->log.end(), "precision: 1 layer(s) kept: plugin"), prepared->log.end());
+
+  auto bytes = build_serialized_engine(build);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto engine = Engine::deserialize(bytes->data(), bytes->size(), "scale_add.engine", plugins);
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const HostArray x = filled(2, 0.5f, -1.5f);
+  const HostArray b = filled(2, -0.25f, 2.75f);
+  auto execution = engine->create_execution();
+  ASSERT_TRUE(execution.is_ok()) << execution.status().to_string();
+  auto outputs = execution->run_on_host({{"x", x.view()}, {"b", b.view()}});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().to_string();
+  const HostArray& y = outputs->at("y");
+  ASSERT_EQ(y.dtype(), DataType::kFloat32);
+  for (int64_t i = 0; i < y.element_count(); ++i)
+    EXPECT_EQ(y.data_as<float>()[i], std::max(0.0f, x.data_as<float>()[i] * 2.5f + b.data_as<float>()[i])) << i;
 }
 
 TEST(PluginEngine, TheParametersAreTheEnginesNotTheBuildsThatLoadsIt) {
