@@ -14,6 +14,7 @@ void bind_build(nanobind::module_& m);    // build.cpp: BuilderSettings, EngineB
 void bind_engine(nanobind::module_& m);   // engine.cpp: Engine, Execution, open_engine
 void bind_cache(nanobind::module_& m);    // cache.cpp: CacheStore
 void bind_bundle(nanobind::module_& m);   // bundle.cpp: compile_bundle, inspect_bundle, inspect_wheel
+void bind_onnx(nanobind::module_& m);     // onnx.cpp: network_from_onnx, check_onnx_model, onnx_engine_build
 void bind_convert(nanobind::module_& m);  // convert.cpp: convert_pth, read_pth
 void bind_bench(nanobind::module_& m);     // bench.cpp: the timing harness (bench_engine, bench_ab)
 void bind_workflow(nanobind::module_& m);  // workflow.cpp: the four-stage workflow runner

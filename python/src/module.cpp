@@ -12,6 +12,7 @@ NB_MODULE(_tensoracle, m) {
   bind_weights(m);
   bind_network(m);
   bind_build(m);
+  bind_onnx(m);
   bind_engine(m);
   bind_cache(m);
   bind_bundle(m);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "tensoracle/network.h"
 
@@ -15,6 +16,12 @@ class PyNetwork {
  public:
   PyNetwork() : owned_(std::make_shared<Network>()), network_(owned_.get()) {}
   explicit PyNetwork(Network& borrowed) : network_(&borrowed) {}
+  // A network made elsewhere (an imported ONNX model's), owned from now on.
+  static PyNetwork owning(Network network) {
+    PyNetwork n;
+    *n.owned_ = std::move(network);
+    return n;
+  }
 
   // The network; raises once a borrowed network's graph function has returned.
   Network& get() const;

@@ -11,6 +11,9 @@
     opened = tensoracle.open_engine(package.engine_build("tinynet"))
     outputs = opened.create_execution().run({"image": image})
 
+    model = tensoracle.network_from_onnx("model.onnx")
+    opened = tensoracle.open_engine(tensoracle.onnx_engine_build(model))
+
 The classes and functions come from the C++ library (tensoracle._tensoracle, typed by its .pyi
 stubs). tensoracle.producer, tensoracle.bundle and tensoracle.cache group the bundle and cache
 operations under the names of the optimization workflow. Every error is a tensoracle.Error (one
@@ -31,6 +34,7 @@ from ._tensoracle import (
     Error,
     Execution,
     FailedPreconditionError,
+    ImportedModel,
     InputDeclaration,
     InternalError,
     InvalidArgumentError,
@@ -40,6 +44,9 @@ from ._tensoracle import (
     ModelPackage,
     Network,
     NotFoundError,
+    OnnxInput,
+    OnnxNodeSupport,
+    OnnxSupportReport,
     OpenedEngine,
     OutputComparison,
     PthConversion,
@@ -51,8 +58,12 @@ from ._tensoracle import (
     Weights,
     __version__,
     build_serialized_engine,
+    check_onnx_model,
     compare_outputs,
     convert_pth,
+    network_from_onnx,
+    onnx_engine_build,
+    onnx_supported_ops,
     open_engine,
     read_arrays,
     read_pth,
@@ -76,6 +87,7 @@ __all__ = [
     "Error",
     "Execution",
     "FailedPreconditionError",
+    "ImportedModel",
     "InputDeclaration",
     "InternalError",
     "InvalidArgumentError",
@@ -85,6 +97,9 @@ __all__ = [
     "ModelPackage",
     "Network",
     "NotFoundError",
+    "OnnxInput",
+    "OnnxNodeSupport",
+    "OnnxSupportReport",
     "OpenedEngine",
     "OutputComparison",
     "PthConversion",
@@ -99,8 +114,12 @@ __all__ = [
     "build_serialized_engine",
     "bundle",
     "cache",
+    "check_onnx_model",
     "compare_outputs",
     "convert_pth",
+    "network_from_onnx",
+    "onnx_engine_build",
+    "onnx_supported_ops",
     "open_engine",
     "producer",
     "read_arrays",

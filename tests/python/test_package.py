@@ -118,6 +118,10 @@ USAGE = textwrap.dedent('''
     y: tensoracle.Tensor = net.activation(x, kind="gelu_tanh", name="act")
     values, indices = net.top_k(y, k=1)
     net.mark_output(net.pooling(y, kind="average", global_=True), "pooled")
+    model: tensoracle.ImportedModel = tensoracle.network_from_onnx("model.onnx")
+    batch: int = model.inputs[0].shape[0]
+    onnx_build: tensoracle.EngineBuild = tensoracle.onnx_engine_build(model, inputs={"x": (1, 8)})
+    supported: list[bool] = [node.supported for node in tensoracle.check_onnx_model("model.onnx").nodes]
 ''')
 
 MISUSE = textwrap.dedent('''
@@ -126,6 +130,7 @@ MISUSE = textwrap.dedent('''
     n: int = tensoracle.open_engine(tensoracle.EngineBuild()).key
     net = tensoracle.Network()
     net.activation(net.add_input("x", "fp32", (1,)), kind="gelu")
+    tensoracle.onnx_engine_build("model.onnx")
 ''')
 
 
@@ -153,4 +158,6 @@ def test_mypy_rejects_misuse_through_the_stubs(mypy_report):
     assert any('Incompatible types in assignment (expression has type "str", variable has type "int")' in line
                for line in misuse), mypy_report
     assert any('Argument "kind" to "activation" of "Network" has incompatible type "Literal[\'gelu\']"' in line
+               for line in misuse), mypy_report
+    assert any('Argument 1 to "onnx_engine_build" has incompatible type "str"; expected "ImportedModel"' in line
                for line in misuse), mypy_report
