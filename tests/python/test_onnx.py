@@ -2,6 +2,7 @@
 cache on the cpu backend and run against NumPy, checked node by node, and refused with the C++
 message when an op or the file is wrong. The models are made here with the onnx package."""
 
+import hashlib
 import json
 import pathlib
 import subprocess
@@ -81,7 +82,6 @@ def test_an_imported_model_is_a_network_to_inspect(mlp):
     assert [t.name for t in model.network.inputs] == ["x"] and [t.name for t in model.network.outputs] == ["y"]
     assert model.network.outputs[0].shape == (-1, 4)
     assert "matmul" in model.network.to_text().lower()
-    import hashlib
     assert model.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
