@@ -15,6 +15,21 @@
 namespace tensoracle {
 namespace {
 
+// Under ASan/UBSan the instrumentation's cost differs from candidate to candidate, so stage 4's
+// speed-ups there say little about the engines: the sanitized build checks stage 4's form and
+// lets its decisions go either way; the release build checks the decisions themselves.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kTimingsAreRepresentative = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+constexpr bool kTimingsAreRepresentative = false;
+#else
+constexpr bool kTimingsAreRepresentative = true;
+#endif
+#else
+constexpr bool kTimingsAreRepresentative = true;
+#endif
+
 using nlohmann::json;
 
 struct CliRun {
@@ -132,6 +147,14 @@ TEST_F(Optimize, TheBundledExampleMakesEveryDecisionItShould) {
   const auto failure = [](const json& c) { return c["failures"].empty() ? std::string() : c["failures"][0].get<std::string>(); };
   const json& recomposed = candidate(s4, "recomposed");
   EXPECT_EQ(recomposed["timing"]["load_check"]["status"], "host");
+  if (!kTimingsAreRepresentative) {
+    for (const char* name : {"recomposed", "fp16", "redundant"}) {
+      const json& c = candidate(s4, name);
+      EXPECT_TRUE(c["decision"] == "accepted" || c["decision"] == "rejected") << name;
+      EXPECT_EQ(c["timing"]["runs"][0]["candidate"]["samples_ms"].size(), 100u) << name;
+    }
+    GTEST_SKIP() << "stage 4's decisions are checked in the release build (timings under sanitizers)";
+  }
   if (isolated(recomposed)) {
     EXPECT_EQ(recomposed["decision"], "accepted") << failure(recomposed);
     EXPECT_GE(recomposed["speedup"]["low"].get<double>(), 0.8);
