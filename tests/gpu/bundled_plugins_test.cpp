@@ -5,7 +5,8 @@
 // that exercise strides, padding, dilation, groups, deformable groups, a non-square kernel,
 // offsets reaching beyond the image and GEMMs of several partial tiles:
 //   fp32: rel L2 <= 1e-6 (plain fp32 FMAs; a TF32 product would miss this by two orders)
-//   fp16: rel L2 <= 1e-3 (fp16 columns and outputs on both sides, fp32 sums in another order)
+//   fp16: rel L2 <= 1e-3 (fp16 columns and outputs on both sides; fp32 sums, on the GPU by the
+//         tensor cores in their own order)
 #include <gtest/gtest.h>
 
 #include "dcnv2/dcnv2_parameters.h"
