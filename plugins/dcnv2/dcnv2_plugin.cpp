@@ -38,6 +38,7 @@ constexpr int64_t kMaxColumnElements = int64_t{1} << 31;
 
 Status invalid(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
 
+// "[1, 4, 6, 6]". Dims::to_string lives in the tensoracle library, which a plugin library does not link.
 std::string shape_text(const Dims& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.rank(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
