@@ -3,12 +3,15 @@
 //   (scripts/gen-deformable-references.py): strides, padding, dilation, groups, deformable groups,
 //   a non-square kernel and samples on and beyond the image's edges; fp32 within rel L2 1e-6 and
 //   max abs 1e-5 of both torchvision's fp32 and fp64 outputs; fp16 within rel L2 2e-3 of
-//   torchvision's fp32 output of the same fp16 values (fp16 columns and outputs, fp32 sums);
+//   torchvision's fp32 output of the same fp16 values (fp16 columns and outputs, fp32 sums) and
+//   5e-3 of torchvision's fp16 output;
 // - refuses malformed parameters and inconsistent shapes with an error naming the value.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <iostream>
+#include <utility>
+#include <vector>
 
 #include "backends/registry.h"
 #include "dcnv2/dcnv2_parameters.h"
@@ -98,8 +101,12 @@ TEST_P(Dcnv2Case, CpuImplementationMatchesTorchvision) {
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().to_string();
   const HostArray& y = outputs->at("y");
 
-  const double rel_l2_limit = half ? 2e-3 : 1e-6;
-  for (const std::string& reference : half ? std::vector<std::string>{"y"} : std::vector<std::string>{"y", "y_fp64"}) {
+  // fp16: within 2e-3 of the fp32 result of the same fp16 values, and within 5e-3 of torchvision's
+  // own fp16 output, which rounds more (1.4e-3 from that fp32 result on "basic"; this plugin: 2.5e-4).
+  const std::vector<std::pair<std::string, double>> references =
+      half ? std::vector<std::pair<std::string, double>>{{"y", 2e-3}, {"y_fp16", 5e-3}}
+           : std::vector<std::pair<std::string, double>>{{"y", 1e-6}, {"y_fp64", 1e-6}};
+  for (const auto& [reference, rel_l2_limit] : references) {
     auto cmp = compare_outputs(y.view(), array(reference));
     ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
     std::cout << name << " vs torchvision " << reference << ": rel L2 " << cmp->rel_l2_error << ", max abs "
