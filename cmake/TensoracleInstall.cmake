@@ -4,6 +4,8 @@
 #   P/lib/libtensoracle_<layer>.a    the layers' static libraries: a model package links them
 #                                    privately (tensoracle::tensoracle), as the in-tree examples do
 #   P/bin/tensoracle                 the CLI (tensoracle::cli), which also compiles plugin bundles
+#   P/lib/libtensoracle_plugins.so   the bundled plugin library, with its parameter headers in
+#                                    P/include/tensoracle_plugins/ (installed by plugins/CMakeLists.txt)
 #   P/lib/cmake/tensoracle/          tensoracleConfig.cmake + version file, the exported targets
 #                                    (tensoracle::tensoracle, the header-only tensoracle::plugin_sdk,
 #                                    tensoracle::cli, tensoracle::<layer>) and TensoraclePlugin.cmake

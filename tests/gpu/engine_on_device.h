@@ -24,12 +24,13 @@ inline Result<DeviceBuffer> device_buffer_for(size_t bytes, const std::string& w
   return DeviceBuffer::allocate(std::max<size_t>(bytes, 1), what.c_str());
 }
 
-// Builds `build` for the cuda backend (serialized, then deserialized as an application would).
+// Builds `build` for the cuda backend (serialized, then deserialized as an application would,
+// with the build's plugins).
 inline Result<Engine> build_cuda_engine(EngineBuild build) {
   build.backend = "cuda";
   build.quiet = true;
   TO_ASSIGN_OR_RETURN(std::string bytes, build_serialized_engine(build));
-  return Engine::deserialize(bytes.data(), bytes.size(), build.name + ".engine");
+  return Engine::deserialize(bytes.data(), bytes.size(), build.name + ".engine", build.plugins);
 }
 
 // Runs `engine` once in optimization profile `profile` on device copies of `inputs` (each input's

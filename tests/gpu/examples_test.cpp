@@ -1,14 +1,18 @@
-// Stage 1 of the workflow on the cuda backend for the small example packages: tinynet and
-// tiny_transformer fp32 engines, built through the public API and run on device buffers, pass
-// their examples/*/limits.json limits against the committed PyTorch fp32 references
-// (tests/fixtures/examples/*, scripts/gen-example-models.py).
+// Stage 1 of the workflow on the cuda backend for the small example packages: tinynet,
+// tiny_transformer and deformable (both forms of its deformable convolution: the grid_sample
+// composition and the tensoracle::dcnv2 plugin from libtensoracle_plugins.so) fp32 engines, built
+// through the public API and run on device buffers, pass their examples/*/limits.json limits
+// against the committed PyTorch fp32 references (tests/fixtures/examples/*,
+// scripts/gen-example-models.py, scripts/gen-deformable-references.py).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <iostream>
 
+#include "deformable/deformable.h"
 #include "gpu/engine_on_device.h"
 #include "tensoracle/compare.h"
+#include "tensoracle/plugin_registry.h"
 #include "tiny_transformer/tiny_transformer.h"
 #include "tinynet/tinynet.h"
 
@@ -74,6 +78,26 @@ TEST(ExamplesOnCuda, TinyTransformerPassesStage1) {
   ex.build.graph = [](Network& net, const Weights& w) { return tiny_transformer::define(net, w, 2, 8); };
   expect_passes_stage1(std::move(ex));
 }
+
+Example deformable_example(deformable::Form form) {
+  Example ex{"deformable", deformable::kInput, deformable::kOutput, {}};
+  ex.build.name = form == deformable::Form::kPlugin ? "deformable_plugin" : "deformable";
+  ex.build.graph_version = "1";
+  ex.build.graph = [form](Network& net, const Weights& w) {
+    return deformable::define(net, w, {1, 8, 16, 16}, DataType::kFloat32, form);
+  };
+  if (form == deformable::Form::kPlugin) {
+    const Status loaded = ex.build.plugins.load_library(TENSORACLE_PLUGINS_LIBRARY);
+    EXPECT_TRUE(loaded.is_ok()) << loaded.to_string();
+  }
+  return ex;
+}
+
+TEST(ExamplesOnCuda, DeformableCompositionPassesStage1) {
+  expect_passes_stage1(deformable_example(deformable::Form::kComposition));
+}
+
+TEST(ExamplesOnCuda, DeformablePluginPassesStage1) { expect_passes_stage1(deformable_example(deformable::Form::kPlugin)); }
 
 }  // namespace
 }  // namespace tensoracle

@@ -84,7 +84,7 @@ TEST(BackendNamesLint, NoCodeOutsideSrcBackendsComparesABackendName) {
   const fs::path self = kSource / "tests/host/backends/backend_names_lint_test.cpp";
   std::vector<Finding> found;
   size_t files = 0;
-  for (const fs::path& path : source_scan::source_files({"src", "include", "tools", "python", "examples", "bench", "tests"}, true)) {
+  for (const fs::path& path : source_scan::source_files({"src", "include", "tools", "python", "examples", "plugins", "bench", "tests"}, true)) {
     if (path == self || std::mismatch(backends.begin(), backends.end(), path.begin()).first == backends.end()) continue;
     ++files;
     for (Finding& f : findings_in(read_text(path), source_scan::is_python_source(path), names, fs::relative(path, kSource).string()))

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 const fs::path kSource = TENSORACLE_SOURCE_DIR;
 
 // The top-level folders a doc may name a path under.
-const char* const kTopFolders = "src|include|tools|tests|scripts|python|bench|examples|docs|cmake|\\.ci";
+const char* const kTopFolders = "src|include|tools|tests|scripts|python|bench|examples|plugins|docs|cmake|\\.ci";
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
