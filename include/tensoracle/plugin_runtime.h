@@ -35,6 +35,8 @@
 //            workspace_bytes().
 //   runtime  configure() for the chosen, concrete shapes and formats, then enqueue() on a CUDA
 //            stream (cudaStream_t passed as void*), which must not allocate, synchronize or throw.
+//            A plugin whose kernels live in its cubin bundle gets them first through
+//            attach_kernels() (PluginKernelSource; docs/plugins.md).
 //   cpu      optional: run_on_host() on host arrays, run by the cpu backend (the reference), so a
 //            network with the plugin verifies without a GPU.
 //
@@ -80,6 +82,20 @@ struct PluginBuffers {
   std::vector<void*> outputs;
 };
 
+// Where a plugin gets the kernels it declares (PluginKernels) from its library's cubin bundle. The
+// cuda backend passes one to Plugin::attach_kernels for the current device; it stays valid while
+// the plugin object lives.
+class PluginKernelSource {
+ public:
+  // The kernel `name` (a symbol the plugin declares) from the bundle's cubin for the current
+  // GPU: a cudaKernel_t. Launch it with cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+  // ...), or cast it to CUfunction for cuLaunchKernel. An error names the kernel and the cubin.
+  virtual Result<void*> kernel(std::string_view name) = 0;
+
+ protected:
+  ~PluginKernelSource() = default;
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -117,6 +133,12 @@ class Plugin {
   }
 
   // ---- runtime ----
+  // For a plugin that declares bundle kernels: called by the cuda backend before configure(), so
+  // the plugin can fetch (and keep) the kernels enqueue() launches. Default: nothing to fetch.
+  virtual Status attach_kernels(PluginKernelSource& kernels) {
+    (void)kernels;
+    return Status::ok();
+  }
   // Called before enqueue/run_on_host whenever the shapes change; may allocate and fail.
   virtual Status configure(const std::vector<PluginTensorDesc>& inputs, const std::vector<PluginTensorDesc>& outputs) = 0;
   // Runs on `stream` (a cudaStream_t). `workspace` holds workspace_bytes() (nullptr when 0).
@@ -153,8 +175,8 @@ struct PluginCreator {
 
 // The version of this interface (the layout of Plugin, PluginCreator and PluginRegistrar). A
 // library built against another version is refused when it is loaded. Version 2 added
-// PluginCreator::bundle.
-inline constexpr uint32_t kPluginAbiVersion = 2;
+// PluginCreator::bundle; version 3 added Plugin::attach_kernels and PluginKernelSource.
+inline constexpr uint32_t kPluginAbiVersion = 3;
 
 // What a plugin library's entry point registers its creators with.
 class PluginRegistrar {

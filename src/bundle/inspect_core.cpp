@@ -1,13 +1,12 @@
 #include "bundle/inspect_core.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 #include "bundle/cubin_elf.h"
-#include "bundle/path_safety.h"
 #include "bundle/sass_tf32.h"
 #include "core/errors.h"
+#include "plugin/bundle_needs.h"
+#include "plugin/bundle_path_safety.h"
 #include "tensoracle/hashing.h"
 
 namespace tensoracle::bundle {
@@ -115,26 +114,15 @@ std::optional<std::vector<std::string>> inspect_cubin(const BundleCubin& cubin, 
 }
 
 // `subject_prefix` tells the plugins of one library apart ("example::scale_add/sm_90/scale_bias").
-void inspect_plugin(const PluginDeclaration& plugin, const BundleManifest& manifest,
-                    const std::map<std::string, std::set<std::string>>& kernels_by_arch, const std::string& subject_prefix,
-                    Recorder& record) {
-  const std::string who = plugin_display_name(plugin.identity);
-  for (const GpuArch& arch : plugin.bundle.architectures) {
-    const bool listed = std::any_of(manifest.cubins.begin(), manifest.cubins.end(),
-                                    [&](const BundleCubin& cubin) { return cubin.arch == arch; });
-    if (!record.add(names::kPluginArchitectures, subject_prefix + arch.name(), listed,
-                    listed ? fmt::format("{} has cubins for it", manifest.name)
-                           : fmt::format("{} declares {}, but the bundle has no cubin for it", who, arch.name()))) {
-      continue;
-    }
-    const auto found = kernels_by_arch.find(arch.name());
-    for (const std::string& kernel : plugin.bundle.kernels) {
-      const bool defined = found != kernels_by_arch.end() && found->second.count(kernel) != 0;
-      record.add(names::kPluginKernels, subject_prefix + arch.name() + "/" + kernel, defined,
-                 defined ? "defined by a readable cubin"
-                         : fmt::format("{} needs kernel '{}', but no readable {} cubin defines it", who, kernel,
-                                       arch.name()));
-    }
+void inspect_plugin(const PluginDeclaration& plugin, const BundleManifest& manifest, const KernelsByArch& kernels_by_arch,
+                    const std::string& subject_prefix, Recorder& record) {
+  for (const BundleNeedVerdict& verdict :
+       check_bundle_needs(plugin_display_name(plugin.identity), plugin.bundle, manifest, kernels_by_arch)) {
+    if (verdict.kernel.empty())
+      record.add(names::kPluginArchitectures, subject_prefix + verdict.arch.name(), verdict.passed, verdict.reason);
+    else
+      record.add(names::kPluginKernels, subject_prefix + verdict.arch.name() + "/" + verdict.kernel, verdict.passed,
+                 verdict.reason);
   }
 }
 
@@ -154,7 +142,7 @@ void inspect_manifest(const std::string& manifest_text, const BundleFiles& files
                          manifest->version, manifest->cubins.size()));
 
   Disassembler disassembler(options);
-  std::map<std::string, std::set<std::string>> kernels_by_arch;
+  KernelsByArch kernels_by_arch;
   for (const BundleCubin& cubin : manifest->cubins) {
     auto kernels = inspect_cubin(cubin, files, options, disassembler, record);
     if (kernels) kernels_by_arch[cubin.arch.name()].insert(kernels->begin(), kernels->end());

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "bundle/inspect_core.h"
-#include "bundle/path_safety.h"
+#include "plugin/bundle_path_safety.h"
 #include "core/counted.h"
 #include "core/errors.h"
 #include "io/zip_open.h"

@@ -7,7 +7,10 @@ namespace tensoracle {
 
 Result<std::vector<PluginDeclaration>> plugin_library_bundle_needs(const std::string& library_path) {
   PluginRegistry registry;
-  TO_RETURN_IF_ERROR(registry.load_library(library_path));
+  // The bundle being inspected is this library's to check, not a precondition of reading it.
+  PluginLibraryOptions options;
+  options.without_bundle = true;
+  TO_RETURN_IF_ERROR(registry.load_library(library_path, options));
   std::vector<PluginDeclaration> needs;
   for (const auto& registered : registry.plugins()) {
     // A plugin without bundle kernels has nothing to check against a bundle.

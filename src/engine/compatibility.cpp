@@ -113,6 +113,15 @@ void check_plugins(const std::vector<PluginFingerprint>& needed, const std::vect
               fmt::format("plugin '{}' version {} is loaded from a different library (sha256 {}, the engine was "
                           "built with {})",
                           plugin.name, plugin.version, loaded.library_sha256, plugin.library_sha256));
+    // The cubins are part of what the plugin computes with: another bundle is another plugin.
+    if (plugin.bundle_manifest_sha256 != loaded.bundle_manifest_sha256) {
+      const auto shown = [](const std::string& sha) { return sha.empty() ? std::string("none") : sha; };
+      out.add(field + ".bundle_manifest_sha256", shown(plugin.bundle_manifest_sha256), shown(loaded.bundle_manifest_sha256),
+              fmt::format("plugin '{}' version {} is loaded with a different cubin bundle (manifest sha256 {}, the "
+                          "engine was built with {}); load its library with the bundle the engine was built with",
+                          plugin.name, plugin.version, shown(loaded.bundle_manifest_sha256),
+                          shown(plugin.bundle_manifest_sha256)));
+    }
   }
 }
 

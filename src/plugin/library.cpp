@@ -1,5 +1,6 @@
 // PluginRegistry::load_library (plugin_registry.h): a plugin library opened with dlopen, its
-// interface version checked, its creators registered, its bytes hashed.
+// interface version checked, its creators registered, its bytes hashed, its cubin bundle checked
+// (library_bundle.h).
 #include <dlfcn.h>
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include <system_error>
 
 #include "core/errors.h"
+#include "plugin/library_bundle.h"
 #include "tensoracle/hashing.h"
 #include "tensoracle/plugin_registry.h"
 
@@ -35,7 +37,7 @@ class CollectingRegistrar final : public PluginRegistrar {
 
 }  // namespace
 
-Status PluginRegistry::load_library(const std::string& path) {
+Status PluginRegistry::load_library(const std::string& path, const PluginLibraryOptions& options) {
   const std::string what = fmt::format("plugin library '{}'", path);
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
@@ -70,11 +72,13 @@ Status PluginRegistry::load_library(const std::string& path) {
                        what, *registrar.library_abi, kPluginAbiVersion);
   if (registrar.failure) return invalid_argument("{}: {}", what, *registrar.failure);
   if (registrar.creators.empty()) return invalid_argument("{} registered no plugins", what);
+  TO_ASSIGN_OR_RETURN(std::shared_ptr<const PluginBundle> bundle, plugin::load_library_bundle(path, options, registrar.creators));
 
   auto library = std::make_shared<PluginLibrary>();
   library->path = path;
   library->file_name = fs::path(path).filename().string();
   library->sha256 = std::move(sha256);
+  library->bundle = std::move(bundle);
   for (const PluginCreator& creator : registrar.creators) library->plugins.push_back(plugin_display_name(creator.identity));
   // All or nothing: register into a copy, keep it only when every plugin registered.
   PluginRegistry updated = *this;

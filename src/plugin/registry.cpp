@@ -44,6 +44,7 @@ PluginFingerprint RegisteredPlugin::fingerprint() const {
   if (library) {
     out.library_sha256 = library->sha256;
     out.library = library->file_name;
+    if (library->bundle) out.bundle_manifest_sha256 = library->bundle->manifest_sha256;
   }
   return out;
 }

@@ -4,6 +4,10 @@
 // (its CPU implementation) exactly; a plugin whose enqueue fails is an error naming it. Input
 // shapes set one at a time configure the plugin only when the engine runs (issue 15: the H200
 // run of 2026-12-03 failed here, configuring for x's new shape beside b's old one).
+//
+// CubinPlugin: the cubin-backed build of the test library, whose scale_add kernel is not in the
+// library but in the cubin bundle beside it (tests/host/plugin/test_plugins/scale_add_bundle_kernel.cu),
+// fetched through Plugin::attach_kernels; a bundle without this GPU's architecture is refused.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,15 +19,16 @@
 namespace tensoracle::testing {
 namespace {
 
-PluginRegistry test_plugins() {
+PluginRegistry test_plugins(const std::string& library = TEST_PLUGINS_LIBRARY, const PluginLibraryOptions& options = {}) {
   PluginRegistry registry;
-  const Status loaded = registry.load_library(TEST_PLUGINS_LIBRARY);
+  const Status loaded = registry.load_library(library, options);
   EXPECT_TRUE(loaded.is_ok()) << loaded.to_string();
   return registry;
 }
 
 // y = relu(scale_add(x + 1, b; scale 2.5)): the plugin between two standard layers.
-EngineBuild plugin_build(const std::string& backend, const PluginIdentity& plugin, bool two_inputs) {
+EngineBuild plugin_build(const std::string& backend, const PluginIdentity& plugin, bool two_inputs,
+                         const PluginRegistry& plugins = test_plugins()) {
   EngineBuild build;
   build.name = "plugin_" + plugin.name + "_" + backend;
   build.graph_version = "1";
@@ -46,7 +51,7 @@ EngineBuild plugin_build(const std::string& backend, const PluginIdentity& plugi
   if (two_inputs) build.add_input("b", {ShapeRange{{1, 64}, {8, 64}, {64, 64}}});
   build.backend = backend;
   build.quiet = true;
-  build.plugins = test_plugins();
+  build.plugins = plugins;
   return build;
 }
 
@@ -63,12 +68,12 @@ Result<Engine> engine_for(const EngineBuild& build) {
   return Engine::deserialize(bytes.data(), bytes.size(), build.name + ".engine", build.plugins);
 }
 
-TEST(CudaPlugin, ScaleAddRunsInACudaEngineAndMatchesTheCpuEngineExactly) {
-  TO_SKIP_WITHOUT_GPU();
+// The cuda engine of `plugins`' scale_add matches its cpu engine exactly at several batches.
+void expect_scale_add_matches_the_cpu(const PluginRegistry& plugins) {
   const PluginIdentity scale_add{"scale_add", "1.0.0", "test"};
-  auto cuda = engine_for(plugin_build("cuda", scale_add, true));
+  auto cuda = engine_for(plugin_build("cuda", scale_add, true, plugins));
   ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
-  auto cpu = engine_for(plugin_build("cpu", scale_add, true));
+  auto cpu = engine_for(plugin_build("cpu", scale_add, true, plugins));
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
   for (int64_t batch : {1, 3, 64}) {
     const HostArray x = filled(batch, 0.5f, -2.5f);
@@ -88,6 +93,44 @@ TEST(CudaPlugin, ScaleAddRunsInACudaEngineAndMatchesTheCpuEngineExactly) {
     }
     EXPECT_GT(positive, 0) << "the relu hides the plugin's result";
   }
+}
+
+TEST(CudaPlugin, ScaleAddRunsInACudaEngineAndMatchesTheCpuEngineExactly) {
+  TO_SKIP_WITHOUT_GPU();
+  expect_scale_add_matches_the_cpu(test_plugins());
+}
+
+TEST(CubinPlugin, ScaleAddWithItsKernelFromItsBundleRunsInACudaEngineAndMatchesTheCpuEngineExactly) {
+  TO_SKIP_WITHOUT_GPU();
+  // The bundle is found beside the library (<NAME>_bundle), as tensoracle_add_cubin_plugin builds it.
+  expect_scale_add_matches_the_cpu(test_plugins(TEST_CUBIN_PLUGINS_LIBRARY));
+}
+
+TEST(CubinPlugin, ABundleWithoutThisGpusArchitectureIsRefusedNamingTheGpuAndTheBundlesArchitectures) {
+  TO_SKIP_WITHOUT_GPU();
+  cudaDeviceProp properties{};
+  CUDA_OK(cudaGetDeviceProperties(&properties, 0));
+  if (properties.major == 8) GTEST_SKIP() << "an sm_8x GPU can run the sm_80 bundle";
+  const std::string sm = "sm_" + std::to_string(properties.major * 10 + properties.minor);
+  const PluginRegistry sm80_only = test_plugins(TEST_CUBIN_PLUGINS_SM80_LIBRARY);
+  auto engine = engine_for(plugin_build("cuda", PluginIdentity{"scale_add", "1.0.0", "test"}, true, sm80_only));
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_NE(engine.status().message().find("has no cubin this GPU (" + sm + ") can run; the bundle has sm_80"),
+            std::string::npos)
+      << engine.status().message();
+}
+
+TEST(CubinPlugin, ALibraryLoadedWithoutItsBundleIsRefusedOnCudaNamingTheLibrary) {
+  TO_SKIP_WITHOUT_GPU();
+  PluginLibraryOptions without;
+  without.without_bundle = true;
+  auto engine = engine_for(plugin_build("cuda", PluginIdentity{"scale_add", "1.0.0", "test"}, true,
+                                        test_plugins(TEST_CUBIN_PLUGINS_LIBRARY, without)));
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_NE(engine.status().message().find("needs kernels from a cubin bundle, but its library '" +
+                                           std::string(TEST_CUBIN_PLUGINS_LIBRARY) + "' was loaded without one"),
+            std::string::npos)
+      << engine.status().message();
 }
 
 // Issue 15: test::scale_add's configure refuses x and b of different shapes. Setting x, then b,

@@ -9,6 +9,7 @@
 #include "backends/registry.h"
 #include "command.h"
 #include "passes/passes.h"
+#include "plugin_argument.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/package.h"
 #include "tensoracle/plugin_registry.h"
@@ -64,7 +65,10 @@ struct BuildOptions {
     cmd->add_option("--plugin", plugin_libraries,
                     "Plugin library (a shared object exporting " TENSORACLE_PLUGIN_ENTRY_POINT ", loaded with dlopen: "
                     "its code runs in this process); repeatable. A build resolves its plugin layers through them; an "
-                    "engine that needs plugins runs only with the libraries that provide them (docs/plugins.md)");
+                    "engine that needs plugins runs only with the libraries that provide them. A library whose plugins "
+                    "declare bundle kernels loads its cubin bundle too: <NAME>_bundle beside lib<NAME>.so, or the "
+                    "directory named as LIB:BUNDLE_DIR (docs/plugins.md)")
+        ->type_name("LIB[:BUNDLE_DIR]");
     cmd->add_option("--precision", precision,
                     "Compute precision of an fp32 network: fp32 (default: the network's own types), fp16 or bf16 "
                     "(layers converted, inputs and outputs stay fp32; docs/precision.md)")
@@ -144,12 +148,15 @@ struct BuildOptions {
     return *std::move(build);
   }
 
-  // The --plugin libraries, loaded in order (exits 2 naming the library and the reason when one
-  // cannot be loaded).
+  // The --plugin libraries with their bundles, loaded in order (exits 2 naming the library and the
+  // reason when one cannot be loaded).
   PluginRegistry plugins() const {
     PluginRegistry registry;
-    for (const std::string& library : plugin_libraries)
-      if (const Status loaded = registry.load_library(library); !loaded.is_ok()) fail_usage("--plugin: " + loaded.message());
+    for (const std::string& value : plugin_libraries) {
+      const PluginArgument plugin = parse_plugin_argument(value);
+      if (const Status loaded = registry.load_library(plugin.library, plugin.options); !loaded.is_ok())
+        fail_usage("--plugin: " + loaded.message());
+    }
     return registry;
   }
 

@@ -54,7 +54,7 @@ std::vector<std::string> files_read(const RunArgs& args) {
   for (const std::string& file :
        {args.engine_path, args.build.package, args.build.onnx, args.build.weights, args.build.replay_tactics})
     if (!file.empty()) files.push_back(file);
-  for (const std::string& library : args.build.plugin_libraries) files.push_back(library);
+  for (const std::string& plugin : args.build.plugin_libraries) files.push_back(parse_plugin_argument(plugin).library);
   return files;
 }
 

@@ -1,8 +1,14 @@
 // sdk::affine 1.0.0: y = a * x + b, elementwise over one fp32 input; a and b are the parameters
 // (two floats, 8 bytes). Its CUDA kernel (sdk_affine, affine_kernel.cu) ships in the cubin bundle
-// that tensoracle_add_cubin_plugin builds beside this library; the cpu backend runs run_on_host.
+// that tensoracle_add_cubin_plugin builds beside this library; the cuda backend hands it to the
+// plugin through attach_kernels, and builds with SDK_AFFINE_HAS_CUDA (CMake option
+// SDK_CONSUMER_WITH_CUDA) launch it; the cpu backend runs run_on_host.
 #include <cstring>
 #include <string>
+
+#ifdef SDK_AFFINE_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "tensoracle/plugin_runtime.h"
 
@@ -50,11 +56,30 @@ class Affine final : public Plugin {
     for (int64_t d : inputs[0].shape) count_ *= d;
     return Status::ok();
   }
-  // Launching sdk_affine needs the bundle loaded into the CUDA context, which tensoracle does not
-  // do for plugins yet (docs/plugins.md, "Not implemented yet"): on the cuda backend this plugin
-  // says so instead of running.
-  Status enqueue(const PluginBuffers&, void*, void*) noexcept override {
-    return Status(StatusCode::kUnsupported, "sdk::affine runs on the cpu backend only until bundles are loaded");
+  // The cuda backend calls this before configure: the kernel comes from the bundle beside the library.
+  Status attach_kernels(tensoracle::PluginKernelSource& kernels) override {
+    Result<void*> kernel = kernels.kernel("sdk_affine");
+    if (!kernel.is_ok()) return kernel.status();
+    kernel_ = *kernel;
+    return Status::ok();
+  }
+  Status enqueue(const PluginBuffers& buffers, void*, void* stream) noexcept override {
+#ifdef SDK_AFFINE_HAS_CUDA
+    if (count_ == 0) return Status::ok();
+    const float* x = static_cast<const float*>(buffers.inputs[0]);
+    float* y = static_cast<float*>(buffers.outputs[0]);
+    long long count = count_;
+    float a = a_, b = b_;
+    void* args[] = {&x, &y, &count, &a, &b};
+    const unsigned blocks = static_cast<unsigned>((count + 255) / 256);
+    const cudaError_t error = cudaLaunchKernel(static_cast<const void*>(kernel_), dim3(blocks), dim3(256), args, 0,
+                                               static_cast<cudaStream_t>(stream));
+    if (error != cudaSuccess) return Status(StatusCode::kCudaError, std::string("sdk_affine: ") + cudaGetErrorString(error));
+    return Status::ok();
+#else
+    (void)buffers, (void)stream;
+    return Status(StatusCode::kUnsupported, "this build of sdk::affine has no CUDA runtime (SDK_CONSUMER_WITH_CUDA)");
+#endif
   }
 
   bool has_cpu_implementation() const override { return true; }
@@ -68,6 +93,7 @@ class Affine final : public Plugin {
  private:
   float a_, b_;
   int64_t count_ = 0;
+  void* kernel_ = nullptr;  // sdk_affine from the bundle (a cudaKernel_t)
 };
 
 void register_plugins(tensoracle::PluginRegistrar& registrar) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "backends/cuda/kernels/kernel_family.h"
+#include "backends/cuda/plugin_kernels.h"
 #include "plugin/plugin_call.h"
 #include "tensoracle/hashing.h"
 
@@ -15,6 +16,9 @@ constexpr const char* kFamily = "plugin";
 
 struct StepPlugin {
   std::string who;  // "test::scale_add 1.0.0"
+  const RegisteredPlugin* registered = nullptr;
+  // Declared before the plugin, so that the plugin, which may hold its kernels, goes first.
+  std::shared_ptr<PluginKernelSource> kernels;
   std::unique_ptr<Plugin> plugin;
   std::vector<PluginTensorDesc> inputs, outputs;
 };
@@ -27,6 +31,7 @@ Result<StepPlugin> make_step_plugin(const StepInstance& step) {
   TO_ASSIGN_OR_RETURN(const std::string parameters, from_hex(attrs->params));
   StepPlugin out;
   out.who = registered->display_name();
+  out.registered = registered;
   TO_ASSIGN_OR_RETURN(out.plugin, create_plugin(*registered, parameters));
   for (const TensorDesc* in : step.anchor.inputs) {
     TO_ASSERT(in != nullptr);  // plugin inputs are required
@@ -62,6 +67,15 @@ class PluginTactic final : public KernelTactic {
     if (workspace_bytes_ > ctx.workspace_bytes)
       return invalid_argument("{}: plugin '{}' needs {} bytes of workspace at these shapes, the plan provides {}", layer,
                               made_.who, workspace_bytes_, ctx.workspace_bytes);
+    if (!made_.registered->creator.bundle.kernels.empty()) {
+      TO_ASSERT(ctx.device != nullptr);
+      TO_ASSIGN_OR_RETURN_CONTEXT(made_.kernels,
+                                  load_plugin_kernels(*made_.registered, ctx.device->device, ctx.device->compute_capability()),
+                                  layer);
+      TO_RETURN_IF_ERROR(plugin::call_plugin(made_.who, "attach_kernels", [&]() {
+                           return made_.plugin->attach_kernels(*made_.kernels);
+                         }).with_context(layer));
+    }
     TO_RETURN_IF_ERROR(plugin::call_plugin(made_.who, "configure", [&]() {
                          return made_.plugin->configure(made_.inputs, made_.outputs);
                        }).with_context(layer));
@@ -93,11 +107,15 @@ class PluginFamily final : public KernelFamily {
  public:
   PluginFamily() : KernelFamily(kFamily) {}
 
-  Status can_implement(const StepInstance& step, const DeviceInfo&) const override {
+  Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
     if (step.anchor.node.kind != OpKind::kPlugin) return refuse(step, "not a plugin layer");
     if (step.plugins == nullptr) return refuse(step, "no plugins are available to the step");
     TO_RETURN_IF_ERROR(check_plain_step(step));
-    return make_step_plugin(step).status().with_context(fmt::format("layer '{}'", step.anchor.node.name));
+    const std::string layer = fmt::format("layer '{}'", step.anchor.node.name);
+    TO_ASSIGN_OR_RETURN_CONTEXT(const StepPlugin made, make_step_plugin(step), layer);
+    // A GPU its bundle has no cubin for is refused when the engine is built, not when it runs.
+    if (made.registered->creator.bundle.kernels.empty()) return Status::ok();
+    return check_bundle_serves(*made.registered, device.compute_capability()).with_context(layer);
   }
 
  protected:

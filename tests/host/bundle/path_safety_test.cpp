@@ -1,5 +1,5 @@
 // The path rule for everything inside a bundle or wheel.
-#include "bundle/path_safety.h"
+#include "plugin/bundle_path_safety.h"
 
 #include <gtest/gtest.h>
 

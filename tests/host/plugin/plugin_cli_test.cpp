@@ -96,7 +96,9 @@ TEST_F(PluginCli, BundleInspectPassesALibraryWhoseDeclaredKernelsAreAllInItsBund
       plugin_checks.push_back(name + " " + check["subject"].get<std::string>());
   }
   EXPECT_EQ(plugin_checks, (std::vector<std::string>{"plugin_architectures test::scale_add/sm_90",
-                                                     "plugin_kernels test::scale_add/sm_90/scale_bias"}));
+                                                     "plugin_kernels test::scale_add/sm_90/scale_add",
+                                                     "plugin_architectures test::scale_add/sm_80",
+                                                     "plugin_kernels test::scale_add/sm_80/scale_add"}));
 }
 
 TEST_F(PluginCli, BundleInspectFailsALibraryThatNeedsAKernelItsBundleLacksNamingIt) {
@@ -115,6 +117,37 @@ TEST_F(PluginCli, BundleInspectRefusesALibraryWhosePluginsNeedNoKernels) {
       cli(std::string("bundle inspect ") + TEST_CUBIN_PLUGINS_BUNDLE + " --plugin " + TEST_PLUGINS_LIBRARY);
   EXPECT_EQ(inspected.exit_code, 2) << inspected.output;
   EXPECT_TRUE(contains(inspected.output, "registers no plugin that needs bundle kernels")) << inspected.output;
+}
+
+// `--plugin LIB:BUNDLE_DIR` names the library's cubin bundle; plain `--plugin LIB` finds
+// <NAME>_bundle beside lib<NAME>.so.
+TEST_F(PluginCli, PluginLibColonBundleDirLoadsTheLibraryWithThatBundle) {
+  const std::string library = dir_ / "libalone.so";  // no bundle beside it
+  std::filesystem::copy_file(TEST_CUBIN_PLUGINS_LIBRARY, library);
+  const testing::CliRun with_bundle = cli("build " + build_args() + " --plugin " + library + ":" + TEST_CUBIN_PLUGINS_BUNDLE);
+  EXPECT_EQ(with_bundle.exit_code, 0) << with_bundle.output;
+  const testing::CliRun beside = cli("build " + build_args() + " --plugin " + TEST_CUBIN_PLUGINS_LIBRARY);
+  EXPECT_EQ(beside.exit_code, 0) << beside.output;
+
+  const testing::CliRun without = cli("build " + build_args() + " --plugin " + library);
+  EXPECT_EQ(without.exit_code, 2) << without.output;
+  EXPECT_TRUE(contains(without.output, "--plugin: plugin library '" + library + "': its cubin bundle '" +
+                                           (dir_ / "alone_bundle") + "' does not exist"))
+      << without.output;
+}
+
+TEST_F(PluginCli, PluginLibColonBundleDirRefusesABundleThatLacksADeclaredKernel) {
+  const testing::CliRun run = cli("build " + build_args() + " --plugin " + TEST_CUBIN_PLUGINS_MISSING_LIBRARY + ":" +
+                                  TEST_CUBIN_PLUGINS_BUNDLE);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "needs kernel 'layer_norm'")) << run.output;
+}
+
+TEST_F(PluginCli, TheHelpDocumentsTheBundleForm) {
+  const testing::CliRun help = cli("build --help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  EXPECT_TRUE(contains(help.output, "LIB[:BUNDLE_DIR]")) << help.output;
+  EXPECT_TRUE(contains(help.output, "<NAME>_bundle beside lib<NAME>.so")) << help.output;
 }
 
 }  // namespace

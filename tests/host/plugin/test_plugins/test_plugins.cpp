@@ -7,8 +7,9 @@
 // It uses only the header-only part of the plugin interface: it links no tensoracle library.
 // TEST_PLUGIN_VERSION (default "1.0.0") is scale_add's version; TEST_PLUGIN_BUILD_TAG changes the
 // library's bytes without changing what it registers. TEST_PLUGIN_BUNDLE_KERNEL makes scale_add
-// declare that kernel of its cubin bundle on sm_90 (the cubin-backed builds,
-// tensoracle_add_cubin_plugin), and TEST_PLUGIN_MISSING_KERNEL a second one, which its bundle lacks.
+// declare that kernel of its cubin bundle on the architectures TEST_PLUGIN_BUNDLE_SMS lists (the
+// cubin-backed builds, tensoracle_add_cubin_plugin) and, in CUDA builds, launch it from there
+// (attach_kernels); TEST_PLUGIN_MISSING_KERNEL declares a second one, which its bundle lacks.
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -62,7 +63,7 @@ tensoracle::PluginKernels scale_add_bundle() {
   tensoracle::PluginKernels needs;
 #ifdef TEST_PLUGIN_BUNDLE_KERNEL
   needs.kernels.push_back(TEST_PLUGIN_BUNDLE_KERNEL);
-  needs.architectures.push_back(tensoracle::GpuArch{90});
+  for (int sm : {TEST_PLUGIN_BUNDLE_SMS}) needs.architectures.push_back(tensoracle::GpuArch{sm});
 #endif
 #ifdef TEST_PLUGIN_MISSING_KERNEL
   needs.kernels.push_back(TEST_PLUGIN_MISSING_KERNEL);
@@ -98,8 +99,24 @@ class ScaleAdd final : public Plugin {
     return Status::ok();
   }
 
+#ifdef TEST_PLUGIN_BUNDLE_KERNEL
+  Status attach_kernels(tensoracle::PluginKernelSource& kernels) override {
+    Result<void*> kernel = kernels.kernel(TEST_PLUGIN_BUNDLE_KERNEL);
+    if (!kernel.is_ok()) return kernel.status();
+    kernel_ = *kernel;
+    return Status::ok();
+  }
+#endif
+
   Status enqueue(const PluginBuffers& buffers, void*, void* stream) noexcept override {
-#ifdef TEST_PLUGIN_HAS_CUDA
+#if defined(TEST_PLUGIN_HAS_CUDA) && defined(TEST_PLUGIN_BUNDLE_KERNEL)
+    if (kernel_ == nullptr) return Status(StatusCode::kInternal, "enqueue before attach_kernels");
+    const int error = launch_bundle_scale_add(kernel_, static_cast<const float*>(buffers.inputs[0]),
+                                              static_cast<const float*>(buffers.inputs[1]),
+                                              static_cast<float*>(buffers.outputs[0]), count_, scale_, stream);
+    if (error != 0) return Status(StatusCode::kCudaError, "the bundle's scale_add kernel failed to launch: CUDA error " + std::to_string(error));
+    return Status::ok();
+#elif defined(TEST_PLUGIN_HAS_CUDA)
     const int error = launch_scale_add(static_cast<const float*>(buffers.inputs[0]), static_cast<const float*>(buffers.inputs[1]),
                                        static_cast<float*>(buffers.outputs[0]), count_, scale_, stream);
     if (error != 0) return Status(StatusCode::kCudaError, "the scale_add kernel failed to launch: CUDA error " + std::to_string(error));
@@ -122,6 +139,9 @@ class ScaleAdd final : public Plugin {
  private:
   float scale_;
   int64_t count_ = 0;
+#ifdef TEST_PLUGIN_BUNDLE_KERNEL
+  void* kernel_ = nullptr;  // the bundle's scale_add (attach_kernels)
+#endif
 };
 
 // The shared part of the one-input plugins: y has x's bytes.

@@ -2,13 +2,14 @@
 #include <algorithm>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "core/errors.h"
 #include "core/quoted.h"
 #include "io/strict_json.h"
-#include "tensoracle/bundle.h"
+#include "tensoracle/bundle_manifest.h"
 
 namespace tensoracle {
 namespace {

@@ -1,4 +1,4 @@
-#include "bundle/path_safety.h"
+#include "plugin/bundle_path_safety.h"
 
 #include <cctype>
 
