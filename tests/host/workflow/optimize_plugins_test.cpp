@@ -126,7 +126,7 @@ TEST_F(OptimizeWithPlugins, PluginFlagsAddToThePipelinesLibrariesAndOneFileLoads
   const CliRun r = optimize(pipeline("plugins = [\"" + kPluginsLibrary + "\"]", kPluginStage1),
                             "--plugin " + kTestPluginsLibrary + " --plugin " + kPluginsLibrary);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json& libraries = report()["model"]["plugin_libraries"];
+  const json libraries = report()["model"]["plugin_libraries"];
   ASSERT_EQ(libraries.size(), 2u) << libraries.dump();
   EXPECT_EQ(libraries[0]["path"], kPluginsLibrary);
   EXPECT_EQ(libraries[1]["path"], kTestPluginsLibrary);
@@ -147,7 +147,7 @@ TEST_F(OptimizeWithPlugins, ALibraryThatDoesNotLoadExits2NamingWhereItWasGiven) 
 
   const CliRun not_a_library = optimize(pipeline("", kPluginStage1), "--plugin " + kFixture);
   EXPECT_EQ(not_a_library.exit_code, 2) << not_a_library.output;
-  EXPECT_NE(not_a_library.output.find("--plugin: " + kFixture), std::string::npos) << not_a_library.output;
+  EXPECT_NE(not_a_library.output.find("--plugin: plugin library '" + kFixture + "' cannot be loaded"), std::string::npos) << not_a_library.output;
 }
 
 TEST_F(OptimizeWithPlugins, TwoLibrariesRegisteringOnePluginExit2) {
