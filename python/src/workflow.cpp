@@ -74,10 +74,11 @@ void bind_workflow(nb::module_& m) {
     }
     nb::gil_scoped_release release;
     return unwrap(run_workflow(pipeline, options));
-  }, "pipeline"_a, nb::kw_only(), "backend"_a = nb::none(), "package"_a = nb::none(), "plugins"_a = nb::none(), "policy"_a = "reuse",
-        "cache_dir"_a = nb::none(), "progress"_a = nb::none(), "quiet"_a = false,
+  }, "pipeline"_a, nb::kw_only(), "backend"_a = nb::none(), "package"_a = nb::none(), "plugins"_a = nb::none(),
+        "policy"_a = "reuse", "cache_dir"_a = nb::none(), "progress"_a = nb::none(), "quiet"_a = false,
         nb::sig("def run_workflow(pipeline: Pipeline, *, backend: str | None = None, package: str | None = None, "
-                "plugins: typing.Sequence[str | os.PathLike[str]] | None = None, policy: str = 'reuse', cache_dir: str | os.PathLike[str] | None = None, progress: "
+                "plugins: typing.Sequence[str | os.PathLike[str]] | None = None, policy: str = 'reuse', "
+                "cache_dir: str | os.PathLike[str] | None = None, progress: "
                 "typing.Callable[[str], None] | None = None, quiet: bool = False) -> WorkflowOutcome"),
         "Runs the four stages of `pipeline` (`tensoracle optimize`). plugins: plugin libraries loaded after the "
         "pipeline's [model] plugins (`--plugin`). Rejections are part of the outcome; bad input or an environment that "
