@@ -80,6 +80,9 @@ struct Pipeline {
   std::string title;
   std::string package;      // model package (resolved path)
   std::string weights;      // empty: the package's
+  // Plugin libraries ([model] plugins, resolved paths), loaded in order into the one registry
+  // every build and engine of the run uses (plugin_registry.h).
+  std::vector<std::string> plugins;
   std::string backend = "cpu";
   int optimization_level = -1;  // -1: the builder's default
   ArraySelection inputs;
@@ -98,12 +101,17 @@ struct Pipeline {
 // Reads and checks a pipeline file (TOML). Relative paths are relative to the file's folder;
 // ${NAME} in a path is the environment variable NAME. Errors (kInvalidArgument) name the file,
 // the line and column, the key and the reason: unknown keys, wrong types, missing keys, values
-// out of range, duplicate candidate names, a limits file that does not parse.
+// out of range, duplicate candidate names, a limits file that does not parse. Plugin libraries
+// are loaded by run_workflow, not here.
 Result<Pipeline> load_pipeline(const std::string& path);
 
 struct WorkflowOptions {
   std::string backend;   // empty: the pipeline's
   std::string package;   // empty: the pipeline's
+  // Plugin libraries loaded after the pipeline's (the CLI's --plugin); a file the pipeline names
+  // too is loaded once. Load errors name them `plugins_option` ("--plugin: PATH: ...").
+  std::vector<std::string> plugins;
+  std::string plugins_option = "--plugin";
   CachePolicy cache_policy = CachePolicy::kReuse;
   CacheOptions cache;
   // Progress lines (stage, candidate, build progress); unset: stderr. quiet: none.
@@ -122,8 +130,10 @@ struct WorkflowOutcome {
 };
 
 // Runs the stages. Errors are bad input or an environment that cannot run the pipeline (a
-// package that does not load, a graph it lacks, arrays missing from a file, an engine that fails
-// to build or run): the CLI's exit status 2. Rejections are not errors.
+// package that does not load, a plugin library that does not load or registers a plugin identity
+// another library registered (named by model.plugins[i] or --plugin, with the path), a graph it
+// lacks, arrays missing from a file, an engine that fails to build or run): the CLI's exit status
+// 2. Rejections are not errors: a candidate whose plugin layer no library provides is rejected.
 Result<WorkflowOutcome> run_workflow(const Pipeline& pipeline, const WorkflowOptions& options);
 
 // Writes report.json and report.html into `directory` (created when absent), each atomically.

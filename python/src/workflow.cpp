@@ -3,6 +3,7 @@
 // (python/tensoracle/workflow.py) wraps it.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <string>
@@ -29,6 +30,7 @@ void bind_workflow(nb::module_& m) {
       .def_ro("sha256", &Pipeline::sha256)
       .def_ro("title", &Pipeline::title)
       .def_ro("package", &Pipeline::package)
+      .def_ro("plugins", &Pipeline::plugins, "[model] plugins: the plugin libraries' resolved paths")
       .def_ro("backend", &Pipeline::backend)
       .def_ro("fp32_graph", &Pipeline::fp32_graph)
       .def("__repr__", [](const Pipeline& p) { return "<Pipeline '" + p.title + "' from '" + p.path + "'>"; });
@@ -48,10 +50,14 @@ void bind_workflow(nb::module_& m) {
            "report.json and report.html into `directory`, each atomically");
 
   m.def("run_workflow", [](const Pipeline& pipeline, std::optional<std::string> backend, std::optional<std::string> package,
-                           const std::string& policy, nb::handle cache_dir, nb::object progress, bool quiet) {
+                           nb::handle plugins, const std::string& policy, nb::handle cache_dir, nb::object progress,
+                           bool quiet) {
     WorkflowOptions options;
     if (backend) options.backend = *backend;
     if (package) options.package = *package;
+    if (!plugins.is_none())
+      for (nb::handle library : plugins) options.plugins.push_back(path_from_python(library));
+    options.plugins_option = "plugins";
     options.cache_policy = unwrap(parse_cache_policy(policy));
     if (!cache_dir.is_none()) options.cache.directory = path_from_python(cache_dir);
     options.quiet = quiet;
@@ -68,13 +74,15 @@ void bind_workflow(nb::module_& m) {
     }
     nb::gil_scoped_release release;
     return unwrap(run_workflow(pipeline, options));
-  }, "pipeline"_a, nb::kw_only(), "backend"_a = nb::none(), "package"_a = nb::none(), "policy"_a = "reuse",
-        "cache_dir"_a = nb::none(), "progress"_a = nb::none(), "quiet"_a = false,
+  }, "pipeline"_a, nb::kw_only(), "backend"_a = nb::none(), "package"_a = nb::none(), "plugins"_a = nb::none(),
+        "policy"_a = "reuse", "cache_dir"_a = nb::none(), "progress"_a = nb::none(), "quiet"_a = false,
         nb::sig("def run_workflow(pipeline: Pipeline, *, backend: str | None = None, package: str | None = None, "
-                "policy: str = 'reuse', cache_dir: str | os.PathLike[str] | None = None, progress: "
+                "plugins: typing.Sequence[str | os.PathLike[str]] | None = None, policy: str = 'reuse', "
+                "cache_dir: str | os.PathLike[str] | None = None, progress: "
                 "typing.Callable[[str], None] | None = None, quiet: bool = False) -> WorkflowOutcome"),
-        "Runs the four stages of `pipeline` (`tensoracle optimize`). Rejections are part of the outcome; bad input "
-        "or an environment that cannot run the pipeline raises.");
+        "Runs the four stages of `pipeline` (`tensoracle optimize`). plugins: plugin libraries loaded after the "
+        "pipeline's [model] plugins (`--plugin`). Rejections are part of the outcome; bad input or an environment that "
+        "cannot run the pipeline raises.");
 }
 
 }  // namespace tensoracle::python

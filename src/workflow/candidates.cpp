@@ -60,6 +60,7 @@ Result<CandidateEngine> open_candidate_engine(RunContext& ctx, const std::string
   if (!ctx.pipeline.weights.empty()) build.weights_path = ctx.pipeline.weights;
   build.inputs = ctx.declaration;
   build.backend = ctx.backend;
+  build.plugins = ctx.plugins;  // their libraries' hashes enter the engine's key
   if (ctx.pipeline.optimization_level >= 0) build.settings.optimization_level = ctx.pipeline.optimization_level;
   build.quiet = ctx.options.quiet;
   if (!ctx.options.quiet) {

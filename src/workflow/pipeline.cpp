@@ -260,6 +260,11 @@ Result<Pipeline> load_pipeline(const std::string& path) {
   if (weights) {
     TO_ASSIGN_OR_RETURN(p.weights, resolve_path(mr, "weights", *weights, base));
   }
+  TO_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> plugins, mr.strings("plugins"));
+  for (size_t i = 0; plugins && i < plugins->size(); ++i) {
+    TO_ASSIGN_OR_RETURN(std::string library, resolve_path(mr, fmt::format("plugins[{}]", i), (*plugins)[i], base));
+    p.plugins.push_back(std::move(library));
+  }
   TO_ASSIGN_OR_RETURN(std::optional<std::string> backend, mr.string("backend"));
   TO_ASSIGN_OR_RETURN(std::optional<int64_t> level, mr.integer("optimization_level"));
   TO_RETURN_IF_ERROR(mr.finish());

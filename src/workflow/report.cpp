@@ -10,6 +10,7 @@
 #include "tensoracle/environment.h"
 #include "tensoracle/hashing.h"
 #include "tensoracle/version.h"
+#include "workflow/plugin_libraries.h"
 #include "workflow/report.h"
 
 namespace tensoracle {
@@ -58,6 +59,7 @@ json assemble_report(const RunContext& ctx, const json& stages, const json& fina
         {"package_name", ctx.package.name()},
         {"package_sha256", package_sha.is_ok() ? *package_sha : ""},
         {"weights", p.weights.empty() ? "the package's default" : p.weights},
+        {"plugin_libraries", plugin_libraries_record(ctx.plugins)},
         {"inputs", ctx.input_names},
         {"outputs", ctx.output_names}}},
       {"fixed_inputs", ctx.inputs.provenance},

@@ -132,6 +132,9 @@ std::string provenance(const json& report) {
   row("pipeline", str(report["pipeline"], "path") + "  sha256 " + str(report["pipeline"], "sha256"));
   row("model package", str(report["model"], "package") + "  sha256 " + str(report["model"], "package_sha256"));
   row("weights", str(report["model"], "weights"));
+  for (const json& library : report["model"]["plugin_libraries"])
+    row("plugin library", fmt::format("{}  sha256 {}  plugins: {}", str(library, "path"), str(library, "sha256"),
+                                      fmt::join(library["plugins"].get<std::vector<std::string>>(), ", ")));
   for (const char* side : {"fixed_inputs", "fixed_reference"}) {
     const json& f = report[side];
     row(side, str(f, "file") + "  sha256 " + str(f, "file_sha256"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tensoracle/package.h"
+#include "tensoracle/plugin_registry.h"
 #include "tensoracle/workflow.h"
 
 namespace tensoracle::workflow {
@@ -28,6 +29,7 @@ struct RunContext {
   const WorkflowOptions& options;
   std::string backend;
   ModelPackage package;
+  PluginRegistry plugins;  // every library of the run (plugin_libraries.h): every build resolves through it
   std::vector<std::string> input_names, output_names;  // of the fp32 graph
   FixedArrays inputs;     // the fixed inputs
   FixedArrays reference;  // the fixed PyTorch reference

@@ -13,6 +13,7 @@
 #include "core/lookup.h"
 #include "workflow/gates.h"
 #include "workflow/measures.h"
+#include "workflow/plugin_libraries.h"
 #include "workflow/report.h"
 #include "workflow/run_context.h"
 #include "workflow/speed_stage.h"
@@ -99,6 +100,7 @@ Status prepare(RunContext& ctx) {
   TO_ASSIGN_OR_RETURN(EngineBuild probe, ctx.package.engine_build(p.fp32_graph));
   if (!p.weights.empty()) probe.weights_path = p.weights;
   probe.backend = ctx.backend;
+  probe.plugins = ctx.plugins;
   TO_ASSIGN_OR_RETURN(PreparedBuild prepared, prepare_build(probe));
   for (const Tensor t : prepared.network.inputs()) ctx.input_names.push_back(prepared.network.tensor(t).name);
   for (const Tensor t : prepared.network.outputs()) ctx.output_names.push_back(prepared.network.tensor(t).name);
@@ -134,6 +136,7 @@ Status prepare(RunContext& ctx) {
 Result<WorkflowOutcome> run_workflow(const Pipeline& p, const WorkflowOptions& o) {
   const std::string backend = o.backend.empty() ? p.backend : o.backend;
   TO_RETURN_IF_ERROR(backends::create_backend(backend).status());  // one of this build's, or an error naming them
+  TO_ASSIGN_OR_RETURN(PluginRegistry plugins, workflow::load_plugin_libraries(p, o));
   TO_ASSIGN_OR_RETURN(ModelPackage package, ModelPackage::load(o.package.empty() ? p.package : o.package));
   char scratch[] = "/tmp/tensoracle-workflow-XXXXXX";
   if (!mkdtemp(scratch)) return io_error("cannot make a scratch directory: {}", std::strerror(errno));
@@ -144,7 +147,7 @@ Result<WorkflowOutcome> run_workflow(const Pipeline& p, const WorkflowOptions& o
       std::filesystem::remove_all(path, ec);
     }
   } remove_scratch{scratch};
-  RunContext ctx{p, o, backend, std::move(package), {}, {}, {}, {}, 0, 0, {}, {}, {}, scratch};
+  RunContext ctx{p, o, backend, std::move(package), std::move(plugins), {}, {}, {}, {}, 0, 0, {}, {}, {}, scratch};
   TO_RETURN_IF_ERROR(prepare(ctx));
   const std::vector<std::string> known = backends::backend_names();
   for (const auto& [name, target] : p.stage4.backend_min_speedup)

@@ -30,6 +30,21 @@ def tinynet_package() -> pathlib.Path:
 
 
 @pytest.fixture(scope="session")
+def deformable_package() -> pathlib.Path:
+    path = build_dir() / "examples" / "libtensoracle_example_deformable.so"
+    assert path.is_file(), f"{path} is missing: build tensoracle_example_deformable (scripts/test-python does)"
+    return path
+
+
+@pytest.fixture(scope="session")
+def bundled_plugins_library() -> pathlib.Path:
+    """libtensoracle_plugins.so (plugins/: tensoracle::dcnv2)."""
+    path = build_dir() / "plugins" / "libtensoracle_plugins.so"
+    assert path.is_file(), f"{path} is missing: build tensoracle_plugins (scripts/test-python does)"
+    return path
+
+
+@pytest.fixture(scope="session")
 def test_plugins_library() -> pathlib.Path:
     """The test plugin library (tests/host/plugin/test_plugins: test::scale_add, y = x * scale + b),
     as the C++ tests load it: $TENSORACLE_TEST_PLUGINS_LIBRARY (scripts/test-python sets it after

@@ -1,5 +1,6 @@
 """tensoracle.bench (the timing harness) and tensoracle.workflow (the four-stage runner) from
-Python, on the tinynet package and its pipeline on the cpu backend."""
+Python, on the tinynet package and its pipeline on the cpu backend, and the deformable package
+with the bundled plugin library passed as plugins=."""
 
 import json
 
@@ -71,3 +72,45 @@ def test_a_bad_pipeline_raises_naming_the_file_and_key(tmp_path):
     (tmp_path / "p.toml").write_text('title = "x"\n[model]\npackage = "p.so"\nbackend = "cpu"\nfrobnicate = 1\n')
     with pytest.raises(tensoracle.InvalidArgumentError, match=r"p\.toml.*frobnicate"):
         workflow.Pipeline.load(tmp_path / "p.toml")
+
+
+def deformable_pipeline(tmp_path):
+    """Stage 1 the composition, stage 3 the tensoracle::dcnv2 plugin form; no [model] plugins."""
+    fixture = REPO / "tests" / "fixtures" / "examples" / "deformable" / "io.safetensors"
+    (tmp_path / "p.toml").write_text(f"""
+[model]
+package = "unused.so"
+[inputs]
+file = "{fixture}"
+arrays = ["image"]
+[reference]
+file = "{fixture}"
+arrays = ["out"]
+[stage1]
+graph = "deformable"
+limits = {{ default = {{ max_abs_error = 1e-5 }} }}
+[[stage3.candidate]]
+name = "dcnv2_plugin"
+graph = "deformable_plugin"
+""")
+    return workflow.Pipeline.load(tmp_path / "p.toml")
+
+
+def test_run_workflow_loads_the_plugin_libraries_it_is_given(deformable_package, bundled_plugins_library, tmp_path):
+    pipeline = deformable_pipeline(tmp_path)
+    assert pipeline.plugins == []
+    outcome = workflow.run_workflow(pipeline, package=str(deformable_package), plugins=[bundled_plugins_library],
+                                    quiet=True)
+    assert outcome.exit_status == 0, outcome.summary
+    report = json.loads(outcome.report_json)
+    assert [s["candidates"][0]["decision"] for s in report["stages"] if s["stage"] == 3] == ["accepted"]
+    (library,) = report["model"]["plugin_libraries"]
+    assert library["path"] == str(bundled_plugins_library)
+    assert library["plugins"][0].startswith("tensoracle::dcnv2 ")
+
+    without = workflow.run_workflow(pipeline, package=str(deformable_package), quiet=True)
+    assert without.exit_status == 1
+    assert "tensoracle::dcnv2" in without.summary
+
+    with pytest.raises(tensoracle.Error, match=r"plugins: .*libnothing\.so"):
+        workflow.run_workflow(pipeline, package=str(deformable_package), plugins=[tmp_path / "libnothing.so"])

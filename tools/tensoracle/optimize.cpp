@@ -1,5 +1,5 @@
-// tensoracle optimize PIPELINE.toml [--backend cpu|cuda] [--out DIR] [--package LIB] [--policy P]
-//                     [--quiet] [--json]
+// tensoracle optimize PIPELINE.toml [--backend cpu|cuda] [--out DIR] [--package LIB] [--plugin LIB]...
+//                     [--policy P] [--quiet] [--json]
 //
 // Runs the four-stage workflow of a pipeline file (docs/workflow.md): stage 1 fp32 vs the fixed
 // reference, stage 2 lower precision vs the fp32 engine, stage 3 replacements re-gated with the
@@ -22,6 +22,7 @@ struct OptimizeArgs {
   std::string backend;
   std::string out = "optimize-report";
   std::string package;
+  std::vector<std::string> plugins;
   std::string policy = "reuse";
   bool quiet = false;
   bool json = false;
@@ -33,6 +34,7 @@ void run_optimize(const OptimizeArgs& args) {
   WorkflowOptions options;
   options.backend = args.backend;
   options.package = args.package;
+  options.plugins = args.plugins;
   options.cache_policy = value_or_fail(parse_cache_policy(args.policy));
   options.quiet = args.quiet;
   auto outcome = run_workflow(*pipeline, options);
@@ -58,6 +60,10 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "Backend, over the pipeline's")->check(CLI::IsMember(backends::backend_names()));
   cmd->add_option("--out", args->out, "Directory for report.json and report.html")->capture_default_str();
   cmd->add_option("--package", args->package, "Model package, over the pipeline's (e.g. another build directory's)");
+  cmd->add_option("--plugin", args->plugins,
+                  "Plugin library, loaded after the pipeline's [model] plugins; repeatable. One registry of every library "
+                  "serves every build of the run; a library that does not load, or registers a plugin another one did, "
+                  "exits 2 (docs/workflow.md)");
   cmd->add_option("--policy", args->policy, "Cache policy for the engines")
       ->check(CLI::IsMember({"reuse", "rebuild", "require-cached"}))
       ->capture_default_str();

@@ -3,57 +3,18 @@
 // report.html rendered by a headless browser with its plots, a stage-1 failure, bad input, and
 // an external measure.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <sstream>
 
 #include "host/cache/cache_testing.h"
+#include "host/workflow/optimize_testing.h"
 
 namespace tensoracle {
 namespace {
 
-// Under ASan/UBSan the instrumentation's cost differs from candidate to candidate, so stage 4's
-// speed-ups there say little about the engines: the sanitized build checks stage 4's form and
-// lets its decisions go either way; the release build checks the decisions themselves.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kTimingsAreRepresentative = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-constexpr bool kTimingsAreRepresentative = false;
-#else
-constexpr bool kTimingsAreRepresentative = true;
-#endif
-#else
-constexpr bool kTimingsAreRepresentative = true;
-#endif
+using namespace workflow_testing;
 
-using nlohmann::json;
-
-struct CliRun {
-  int exit_code;
-  std::string output;
-};
-
-CliRun run(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-const std::string kSource = TENSORACLE_SOURCE_DIR;
 const std::string kFixture = kSource + "/tests/fixtures/examples/tinynet/io.safetensors";
 
 class Optimize : public ::testing::Test {
@@ -73,22 +34,6 @@ class Optimize : public ::testing::Test {
   }
   testing::TempDir cache_, out_;
 };
-
-const json& stage(const json& report, int n) {
-  for (const json& s : report["stages"])
-    if (s["stage"] == n) return s;
-  static const json none;
-  ADD_FAILURE() << "no stage " << n;
-  return none;
-}
-
-const json& candidate(const json& stage, const std::string& name) {
-  for (const json& c : stage["candidates"])
-    if (c["name"] == name) return c;
-  static const json none;
-  ADD_FAILURE() << "no candidate " << name << " in stage " << stage["stage"];
-  return none;
-}
 
 TEST_F(Optimize, TheBundledExampleMakesEveryDecisionItShould) {
   const CliRun r = optimize(kSource + "/examples/tinynet/pipeline.toml");

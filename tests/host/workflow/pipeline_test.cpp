@@ -196,5 +196,31 @@ TEST(Pipeline, TheGpuPipelinesRead) {
   }
 }
 
+TEST(Pipeline, TheDeformablePipelineNamesItsPluginLibraryRelativeToItself) {
+  auto p = load_pipeline(std::string(TENSORACLE_SOURCE_DIR) + "/examples/deformable/pipeline.toml");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  ASSERT_EQ(p->plugins.size(), 1u);
+  EXPECT_EQ(p->plugins[0], std::string(TENSORACLE_SOURCE_DIR) + "/build/release/plugins/libtensoracle_plugins.so");
+  ASSERT_EQ(p->stage3.size(), 1u);
+  EXPECT_EQ(p->stage3[0].graph, "deformable_plugin");
+  EXPECT_EQ(p->stage3[0].lower_precision_graph, "deformable_plugin_fp16");
+}
+
+TEST_F(BadPipeline, PluginLibrariesAreAListOfPathsResolvedLikeTheOthers) {
+  std::string text = kMinimal;
+  text.insert(text.find("[inputs]"), "plugins = [\"libs/liba.so\", \"/opt/libb.so\"]\n");
+  std::ofstream(dir_.path() + "/limits.json") << R"({"default": {"max_abs_error": 1e-5}})";
+  std::ofstream(dir_.path() + "/pipeline.toml") << text;
+  auto p = load_pipeline(dir_.path() + "/pipeline.toml");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->plugins, (std::vector<std::string>{dir_.path() + "/libs/liba.so", "/opt/libb.so"}));
+
+  text = kMinimal;
+  EXPECT_NE(error_of(text.insert(text.find("[inputs]"), "plugins = \"liba.so\"\n")).find("model.plugins"), std::string::npos);
+  text = kMinimal;
+  const std::string empty = error_of(text.insert(text.find("[inputs]"), "plugins = [\"liba.so\", \"\"]\n"));
+  EXPECT_NE(empty.find("model.plugins[1]: must not be empty"), std::string::npos) << empty;
+}
+
 }  // namespace
 }  // namespace tensoracle
