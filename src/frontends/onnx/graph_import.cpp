@@ -266,6 +266,8 @@ class GraphImporter {
     return any;
   }
 
+  // Refuses the node when a layer it added makes a static tensor over kMaxTensorBytes, before
+  // anything sized by it is built.
   Status check_output_sizes(const NodeContext& ctx, size_t first_layer) const {
     for (size_t i = first_layer; i < net_.num_nodes(); ++i) {
       for (Tensor t : net_.node(i).outputs) {
@@ -281,6 +283,7 @@ class GraphImporter {
     return Status::ok();
   }
 
+  // Whether the node reads a shape value: its op then computes on shape values when it can.
   bool reads_a_shape_value(const onnx::NodeProto& node) const {
     for (const std::string& in : node.input()) {
       const Value* value = in.empty() ? nullptr : values_.find(in);

@@ -3,6 +3,9 @@
 // Squeeze, Concat, Cast to int64, Identity, and Mul/Div (and Add/Sub of constants) -- each on
 // scalar or 1-D values; and the two consumers. A result whose elements are all constant becomes
 // an ordinary constant, so every other op reads it as before.
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "frontends/onnx/op_table.h"

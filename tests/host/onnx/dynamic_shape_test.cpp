@@ -212,6 +212,28 @@ TEST(OnnxDynamicShapes, WhatNeedsTheValueOfADynamicDimIsRefusedNamingIt) {
             })).find("ONNX node 'n_minus_1' (op Sub, domain ai.onnx, opset 17): Sub of the dynamic dim 'batch' of "
                      "input 'x' and 1 is not a product of dims"),
             std::string::npos);
+  EXPECT_NE(import_error(model_with([](onnx::ModelProto& m) {
+              add_output(m, "s");
+            })).find("graph output 's' depends on the dynamic dim 'batch' of input 'x'"),
+            std::string::npos);
+}
+
+// A reshape copies a dim only at its own place and infers one: moving two dynamic dims is refused.
+TEST(OnnxDynamicShapes, AReshapeThatMovesTwoDynamicDimsIsRefused) {
+  onnx::ModelProto m = onnx_model(17);
+  add_symbolic_input(m, "x", {"batch", "seq", "8"});
+  add_scalar_indices(m, {0, 1});
+  add_int64_initializer(m, "hidden", {1}, {8});
+  add_node(m, "Shape", {"x"}, {"s"}, "shape");
+  const std::string seq = size_of(m, "s", 1), batch = size_of(m, "s", 0);
+  add_int_attribute(add_node(m, "Concat", {seq, batch, "hidden"}, {"swapped"}, "swapped"), "axis", 0);
+  add_node(m, "Reshape", {"x", "swapped"}, {"y"}, "swap");
+  add_output(m, "y");
+  EXPECT_NE(import_error(m).find("ONNX node 'swap' (op Reshape, domain ai.onnx, opset 17): shape elements 0 and 1 (the "
+                                 "dynamic dim 'seq' of input 'x' and the dynamic dim 'batch' of input 'x') are not the "
+                                 "input's dims at their places"),
+            std::string::npos)
+      << import_error(m);
 }
 
 }  // namespace
