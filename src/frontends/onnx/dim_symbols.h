@@ -36,8 +36,8 @@ class DimSymbols {
   // Names the output dims of the layers [first, net.num_nodes()) that their definition ties to
   // named input dims.
   void propagate(const Network& net, size_t first);
-  // "dynamic dim 'batch' of input 'x'".
-  const std::string& describe(int symbol) const { return descriptions_.at(static_cast<size_t>(symbol)); }
+  // "dynamic dim 'batch' of input 'x'"; `symbol` is one this table made (in a SymbolicDim).
+  const std::string& describe(int symbol) const { return descriptions_[static_cast<size_t>(symbol)]; }
 
  private:
   int add_symbol(std::string description);
