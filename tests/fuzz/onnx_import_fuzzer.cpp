@@ -5,11 +5,11 @@
 // an initializer or graph input set to a boundary value, raw data cut short, a data type changed,
 // an external data location aimed elsewhere -- or, one time in four, mutates the bytes. An input
 // that does not parse is replaced by one of the small valid models built at start-up (an MLP, a
-// convolution block, torch's view chain, Q/DQ, einsum attention, ConstantOfShape/Range/Expand/
-// Split, Resize/ConvTranspose), so the target needs no committed corpus. Each mutant is imported
-// (folding runs the cpu reference on its constants) and checked; one that imports with small
-// static inputs is built into a cpu engine and run on zero inputs: nothing may crash, leak or
-// misbehave under ASan/UBSan.
+// convolution block, torch's view chain, an attention's heads split on dynamic dims, Q/DQ, einsum
+// attention, ConstantOfShape/Range/Expand/Split, Resize/ConvTranspose), so the target needs no
+// committed corpus. Each mutant is imported (folding runs the cpu reference on its constants) and
+// checked; one that imports with small static inputs and small tensors is built into a cpu engine
+// and run on zero inputs: nothing may crash, leak or misbehave under ASan/UBSan.
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -83,6 +83,32 @@ onnx::ModelProto view_chain() {
   return m;
 }
 
+// The heads split of an attention on a dynamic batch and sequence: a Shape of a tensor with
+// dynamic dims computed on (Gather, Unsqueeze, Mul, Concat) and read by a Reshape and an Expand.
+onnx::ModelProto dynamic_heads() {
+  onnx::ModelProto m = onnx_model(17);
+  add_symbolic_input(m, "x", {"batch", "seq", "4"});
+  add_int64_initializer(m, "i0", {}, {0});
+  add_int64_initializer(m, "i1", {}, {1});
+  add_int64_initializer(m, "axes", {1}, {0});
+  add_int64_initializer(m, "heads", {2}, {2, 2});
+  add_int64_initializer(m, "rest", {1}, {4});
+  add_node(m, "Shape", {"x"}, {"s"}, "shape");
+  add_node(m, "Gather", {"s", "i0"}, {"b"}, "batch");
+  add_node(m, "Gather", {"s", "i1"}, {"t"}, "seq");
+  add_node(m, "Unsqueeze", {"b", "axes"}, {"b1"}, "batch1");
+  add_node(m, "Unsqueeze", {"t", "axes"}, {"t1"}, "seq1");
+  add_node(m, "Mul", {"b1", "t1"}, {"bt"}, "tokens");
+  add_int_attribute(add_node(m, "Concat", {"b1", "t1", "heads"}, {"split"}, "split"), "axis", 0);
+  add_node(m, "Reshape", {"x", "split"}, {"h"}, "heads");
+  add_int_attribute(add_node(m, "Concat", {"bt", "rest"}, {"flat"}, "flat"), "axis", 0);
+  add_node(m, "Reshape", {"h", "flat"}, {"f"}, "merge");
+  add_node(m, "Expand", {"x", "s"}, {"e"}, "expand");
+  add_output(m, "f");
+  add_output(m, "e");
+  return m;
+}
+
 onnx::ModelProto qdq() {
   onnx::ModelProto m = onnx_model(19);
   add_input(m, "x", {2, 3});
@@ -142,7 +168,7 @@ onnx::ModelProto image() {
 const std::vector<std::string>& seeds() {
   static const std::vector<std::string> out = [] {
     std::vector<std::string> bytes;
-    for (const onnx::ModelProto& m : {mlp(), conv_block(), view_chain(), qdq(), einsum_attention(), generated(), image()}) {
+    for (const onnx::ModelProto& m : {mlp(), conv_block(), view_chain(), dynamic_heads(), qdq(), einsum_attention(), generated(), image()}) {
       std::string s;
       m.SerializeToString(&s);
       bytes.push_back(std::move(s));
@@ -274,6 +300,13 @@ void build_and_run(const ImportedModel& model) {
     auto zeros = HostArray::zeros(in.dtype, in.shape);
     if (!zeros.is_ok()) return;
     inputs.emplace(in.name, std::move(*zeros));
+  }
+  // A mutated attribute (a pad, a repeat count) can ask for a huge tensor that the importer
+  // accepts (it bounds one tensor, not the sum); the engine is only run when every tensor is small.
+  for (size_t t = 0; t < model.network.num_tensors(); ++t) {
+    const TensorDesc& desc = model.network.tensor(Tensor{static_cast<uint32_t>(t)}).desc;
+    auto bytes = desc.shape.is_static() ? desc.shape.byte_size(desc.dtype) : Result<int64_t>(int64_t{0});
+    if (!bytes.is_ok() || *bytes > (int64_t{1} << 24)) return;
   }
   auto build = onnx_engine_build(model, "fuzz");
   if (!build.is_ok()) return;

@@ -21,6 +21,12 @@ namespace {
 // The largest dim a graph input may declare: far above any real model, far below overflow.
 constexpr int64_t kMaxInputDim = int64_t{1} << 40;
 
+// The largest static tensor one node may make (4 GiB): far above the activations of real models
+// with static shapes, and a bound on the shapes read from a model's values -- a Pad's pads, Tile's
+// repeats, the sizes of Expand and Resize -- which a hostile model could otherwise set so that
+// building or running the engine allocates without limit.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 32;
+
 // Where each refused node's outputs came from, so that their consumers can say so (check mode).
 using Refused = std::map<std::string, std::string>;  // value name -> refused node's name
 
@@ -86,7 +92,7 @@ class GraphImporter {
       const std::string what = fmt::format("initializer '{}'", init.name());
       TO_RETURN_IF_ERROR(claim(init.name(), what));
       TO_ASSIGN_OR_RETURN(ConstantValue value, constant_from_tensor(init, file_.model, external_, fmt::format("{}: {}", where(), what)));
-      values_.set(init.name(), Value{Tensor{}, std::make_shared<ConstantValue>(std::move(value)), init.name()});
+      values_.set(init.name(), Value{Tensor{}, std::make_shared<ConstantValue>(std::move(value)), init.name(), nullptr});
       used_layer_names_.insert(init.name());
     }
     return Status::ok();
@@ -124,7 +130,8 @@ class GraphImporter {
         if (auto bytes = declared.shape.byte_size(*dtype); !bytes.is_ok()) return bytes.status().with_context(what);
       const Tensor t = net_.add_input(input.name(), *dtype, declared.shape);
       if (!net_.status().is_ok()) return net_.status().with_context(what);
-      values_.set(input.name(), Value{t, nullptr, ""});
+      values_.set(input.name(), Value{t, nullptr, "", nullptr});
+      values_.symbols().name_input(t, input.name(), declared.dim_names, declared.shape);
       inputs_.push_back(std::move(declared));
     }
     return Status::ok();
@@ -217,7 +224,9 @@ class GraphImporter {
     }
     const size_t first_layer = net_.num_nodes();
     Status status = Status::ok();
-    const ConvertFn converter = (node.domain().empty() || node.domain() == "ai.onnx") ? find_converter(node.op_type()) : nullptr;
+    ConvertFn converter = (node.domain().empty() || node.domain() == "ai.onnx") ? find_converter(node.op_type()) : nullptr;
+    if (converter != nullptr && reads_a_shape_value(node))
+      if (const ConvertFn on_shapes = find_shape_value_converter(node.op_type())) converter = on_shapes;
     if (converter == nullptr) {
       status = ctx.refuse("{}", node.domain().empty() || node.domain() == "ai.onnx"
                                     ? "the op is not supported"
@@ -229,11 +238,13 @@ class GraphImporter {
         if (!unread.empty()) status = ctx.refuse("attribute '{}' is not supported", unread);
       }
       if (status.is_ok()) status = ctx.network_status();
+      if (status.is_ok()) status = check_output_sizes(ctx, first_layer);
       if (status.is_ok())
         for (const std::string& out : node.output())
           if (!out.empty() && !values_.contains(out))
             status = ctx.refuse("output '{}' is not supported", out);
       if (status.is_ok() && reads_only_constants(node)) status = fold(ctx, first_layer);
+      if (status.is_ok()) values_.symbols().propagate(net_, first_layer);
     }
     if (report_ == nullptr) return status;
     if (status.is_ok()) {
@@ -255,6 +266,32 @@ class GraphImporter {
     return any;
   }
 
+  // Refuses the node when a layer it added makes a static tensor over kMaxTensorBytes, before
+  // anything sized by it is built.
+  Status check_output_sizes(const NodeContext& ctx, size_t first_layer) const {
+    for (size_t i = first_layer; i < net_.num_nodes(); ++i) {
+      for (Tensor t : net_.node(i).outputs) {
+        const TensorDesc& desc = net_.tensor(t).desc;
+        if (!desc.shape.is_static()) continue;
+        const Result<int64_t> bytes = desc.shape.byte_size(desc.dtype);
+        if (!bytes.is_ok() || *bytes > kMaxTensorBytes)
+          return ctx.refuse("the output {} of layer '{}' would hold {} bytes, over the {} this importer allows one tensor",
+                            desc.to_string(), net_.node(i).name, bytes.is_ok() ? std::to_string(*bytes) : "over 2^63",
+                            kMaxTensorBytes);
+      }
+    }
+    return Status::ok();
+  }
+
+  // Whether the node reads a shape value: its op then computes on shape values when it can.
+  bool reads_a_shape_value(const onnx::NodeProto& node) const {
+    for (const std::string& in : node.input()) {
+      const Value* value = in.empty() ? nullptr : values_.find(in);
+      if (value != nullptr && value->shape) return true;
+    }
+    return false;
+  }
+
   // Computes the outputs of a node that reads only constants (fold.h); they become constants.
   Status fold(NodeContext& ctx, size_t first_layer) {
     const onnx::NodeProto& node = ctx.node();
@@ -273,7 +310,7 @@ class GraphImporter {
     for (size_t k = 0; k < indices.size(); ++k) {
       const std::string name = indices.size() == 1 ? ctx.layer_name() + ":folded"
                                                    : fmt::format("{}:folded:{}", ctx.layer_name(), indices[k]);
-      values_.set(node.output(indices[k]), Value{Tensor{}, (**folded)[k], name});
+      values_.set(node.output(indices[k]), Value{Tensor{}, (**folded)[k], name, nullptr});
     }
     return Status::ok();
   }
@@ -282,6 +319,8 @@ class GraphImporter {
     std::set<uint32_t> marked;
     for (const onnx::ValueInfoProto& output : graph_.output()) {
       Tensor t = values_.tensor(output.name());
+      if (const std::string why = values_.shape_dependence(output.name()); !why.empty())
+        return unsupported("{}: graph output {}; an output computed from shapes is not supported", where(), why);
       if (!t.valid())
         return invalid_argument("{}: graph output '{}' is produced by no node, initializer or input", where(), output.name());
       // A graph input, or a value that is already an output, becomes an output of its own.

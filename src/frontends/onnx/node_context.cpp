@@ -1,6 +1,8 @@
 // NodeContext and ValueTable (node_context.h).
 #include "frontends/onnx/node_context.h"
 
+#include "frontends/onnx/op_table.h"
+
 namespace tensoracle::onnx_import {
 
 std::string describe_node(const std::string& name, const onnx::NodeProto& node, int64_t opset) {
@@ -22,6 +24,12 @@ Tensor ValueTable::tensor(const std::string& name) {
   return value.tensor;
 }
 
+std::string ValueTable::shape_dependence(const std::string& name) const {
+  const Value* value = find(name);
+  if (value == nullptr || !value->shape) return "";
+  return fmt::format("'{}' depends on the {}, known only at run time", name, symbols_.describe(value->shape->first_symbol()));
+}
+
 NodeContext::NodeContext(const onnx::NodeProto& node, std::string node_name, int64_t opset, ValueTable& values)
     : node_(node), name_(std::move(node_name)), opset_(opset), values_(values), where_(describe_node(name_, node, opset)) {}
 
@@ -30,24 +38,35 @@ Result<Tensor> NodeContext::input(int i) {
   const Tensor t = values_.tensor(node_.input(i));
   if (!t.valid()) {
     TO_RETURN_IF_ERROR(network_status());
+    // A shape value has no layer that computes it (the network has no Shape layer).
+    if (const std::string why = values_.shape_dependence(node_.input(i)); !why.empty())
+      return refuse("input {} {}; computing on it here is not supported", i, why);
     return invalid("input {} '{}' has no value", i, node_.input(i));
   }
   return t;
 }
 
-Tensor NodeContext::optional_input(int i) {
+Result<Tensor> NodeContext::optional_input(int i) {
   if (!has_input(i)) return Tensor{};
-  return values_.tensor(node_.input(i));
+  return input(i);
 }
 
 Result<const ConstantValue*> NodeContext::constant_input(int i) {
   if (!has_input(i)) return invalid("input {} is required", i);
   const Value* value = values_.find(node_.input(i));
+  if (const std::string why = values_.shape_dependence(node_.input(i)); !why.empty())
+    return refuse("input {} {}; it must be known at import here", i, why);
   if (value == nullptr || !value->constant)
     return refuse("input {} '{}' must be a constant (an initializer or a Constant node); computed values are not "
                   "supported there yet",
                   i, node_.input(i));
   return value->constant.get();
+}
+
+const ShapeValue* NodeContext::shape_input(int i) const {
+  if (!has_input(i)) return nullptr;
+  const Value* value = values_.find(node_.input(i));
+  return value == nullptr ? nullptr : value->shape.get();
 }
 
 Result<std::vector<int64_t>> NodeContext::int_list_input(int i) {
@@ -117,14 +136,26 @@ std::string NodeContext::unread_attribute() const {
 Status NodeContext::set_output(int i, Tensor tensor) {
   TO_RETURN_IF_ERROR(network_status());
   if (i >= node_.output_size() || node_.output(i).empty()) return Status::ok();
-  values_.set(node_.output(i), Value{tensor, nullptr, ""});
+  values_.set(node_.output(i), Value{tensor, nullptr, "", nullptr});
   return Status::ok();
 }
 
 Status NodeContext::set_constant_output(int i, std::shared_ptr<const ConstantValue> value) {
   if (i >= node_.output_size() || node_.output(i).empty()) return Status::ok();
-  values_.set(node_.output(i), Value{Tensor{}, std::move(value), name_});
+  values_.set(node_.output(i), Value{Tensor{}, std::move(value), name_, nullptr});
   return Status::ok();
+}
+
+Status NodeContext::set_shape_output(int i, ShapeValue value) {
+  if (i >= node_.output_size() || node_.output(i).empty()) return Status::ok();
+  if (!value.is_constant()) {
+    values_.set(node_.output(i), Value{Tensor{}, nullptr, "", std::make_shared<const ShapeValue>(std::move(value))});
+    return Status::ok();
+  }
+  const Dims shape = value.scalar ? Dims{} : Dims{static_cast<int64_t>(value.elements.size())};
+  TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(DataType::kInt64, shape));
+  for (size_t k = 0; k < value.elements.size(); ++k) array.data_as<int64_t>()[k] = value.elements[k].factor;
+  return set_constant_output(i, owned_constant(std::move(array)));
 }
 
 Status NodeContext::only_outputs(int count) {

@@ -14,18 +14,22 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "frontends/onnx/dim_symbols.h"
 #include "frontends/onnx/onnx_tensor.h"
+#include "frontends/onnx/shape_value.h"
 #include "onnx-ml.pb.h"
 #include "tensoracle/network.h"
 
 namespace tensoracle::onnx_import {
 
 // An ONNX value during import: a network tensor, a constant known at import time, or both (a
-// constant gets its network tensor when a layer first uses it).
+// constant gets its network tensor when a layer first uses it); or a shape value (shape_value.h),
+// which never enters the network.
 struct Value {
   Tensor tensor;
   std::shared_ptr<const ConstantValue> constant;
   std::string constant_name;  // the layer name of the constant when it enters the network
+  std::shared_ptr<const ShapeValue> shape;
 };
 
 // The values by ONNX name, shared by every node of a graph.
@@ -43,12 +47,17 @@ class ValueTable {
   Network& network() { return net_; }
   const std::shared_ptr<const void>& model() const { return model_; }
   ExternalDataFiles& external() { return external_; }
+  DimSymbols& symbols() { return symbols_; }
+  // "input 'x' depends on the dynamic dim 'batch' of input 'y'" when `name` is a shape value
+  // (the reason a layer cannot read it), else "".
+  std::string shape_dependence(const std::string& name) const;
 
  private:
   Network& net_;
   std::shared_ptr<const void> model_;
   ExternalDataFiles& external_;
   std::map<std::string, Value> values_;
+  DimSymbols symbols_;
 };
 
 class NodeContext {
@@ -70,8 +79,8 @@ class NodeContext {
   bool has_input(int i) const { return i < node_.input_size() && !node_.input(i).empty(); }
   // The network tensor of input i; an error when it is absent.
   Result<Tensor> input(int i);
-  // Input i, or an invalid Tensor when it is absent (an optional input).
-  Tensor optional_input(int i);
+  // Input i, or an invalid Tensor when it is absent (an optional input); errors like input().
+  Result<Tensor> optional_input(int i);
   // The type and shape of `t`; an empty desc for the invalid Tensor a failed layer returns (the
   // network's error then stops the node), so converters may chain layers before checking. A copy:
   // the network's tensor table grows with every layer a converter adds, so a reference into it
@@ -84,6 +93,9 @@ class NodeContext {
   Result<const ConstantValue*> constant_input(int i);
   Result<std::vector<int64_t>> int_list_input(int i);
   Result<double> scalar_input(int i);
+  // The shape value of input i, or nullptr when it is not one.
+  const ShapeValue* shape_input(int i) const;
+  DimSymbols& symbols() { return values_.symbols(); }
 
   // ---- attributes (an absent attribute gives the default) ----
   bool has_attribute(const std::string& name);
@@ -102,6 +114,8 @@ class NodeContext {
   // Binds output i; an absent (empty-named) output is skipped.
   Status set_output(int i, Tensor tensor);
   Status set_constant_output(int i, std::shared_ptr<const ConstantValue> value);
+  // Binds output i to `value`, as an int64 constant when every element is constant.
+  Status set_shape_output(int i, ShapeValue value);
   // Refuses outputs beyond the first `count` that the model uses (e.g. MaxPool's Indices).
   Status only_outputs(int count);
 

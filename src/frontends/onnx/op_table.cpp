@@ -63,6 +63,31 @@ Result<Tensor> reshape_moving(NodeContext& ctx, Tensor x, std::vector<int64_t> o
   return y;
 }
 
+namespace {
+
+// ONNX's rule for a start or end index into a dim of size `dim`: negative counts from the end,
+// then clamped to [0, dim] for a positive step and to [0, dim-1] (start) or [-1, dim-1] (end) for
+// a negative one.
+int64_t clamp_index(int64_t index, int64_t dim, bool positive_step, bool is_end) {
+  if (index < 0) index += dim;
+  const int64_t low = positive_step ? 0 : (is_end ? -1 : 0);
+  const int64_t high = positive_step ? dim : dim - 1;
+  return std::max(low, std::min(index, high));
+}
+
+}  // namespace
+
+SliceRange slice_range(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  const bool positive = step > 0;
+  start = clamp_index(start, dim, positive, false);
+  end = clamp_index(end, dim, positive, true);
+  // The number of indices start, start+step, ... strictly before end (integer ceiling).
+  int64_t size = 0;
+  if (positive && end > start) size = (end - start + step - 1) / step;
+  if (!positive && start > end) size = (start - end + (-step) - 1) / (-step);
+  return SliceRange{size > 0 ? start : 0, size};
+}
+
 std::shared_ptr<const ConstantValue> owned_constant(HostArray array) {
   auto owner = std::make_shared<HostArray>(std::move(array));
   return std::make_shared<ConstantValue>(ConstantValue{owner->view(), owner});

@@ -30,6 +30,10 @@ const std::vector<OpConverter>& layout_converters();
 const std::vector<OpConverter>& generate_converters();
 const std::vector<OpConverter>& quantize_converters();
 
+// The converter of `op_type` computing on shape values (shape_value.h, ops_shape_value.cpp), used
+// instead of the op's own converter when a node reads a shape value; nullptr when there is none.
+ConvertFn find_shape_value_converter(const std::string& op_type);
+
 // The converter of `op_type` in the default domain, or nullptr.
 ConvertFn find_converter(const std::string& op_type);
 // Every supported op type, sorted.
@@ -50,12 +54,29 @@ Result<int64_t> normalize_axis(NodeContext& ctx, int64_t axis, int64_t rank, con
 Result<Tensor> reshape_moving(NodeContext& ctx, Tensor x, std::vector<int64_t> out, const std::vector<int64_t>& from,
                               const std::string& name);
 
+// A Reshape of `x` to the shape value `target` (ops_shape_value.cpp): each element a constant, 0
+// (copy) where it equals x's dim at the same place, -1 for the single one left; the output's dims
+// get their symbolic values. Binds output 0.
+Status reshape_to_shape_value(NodeContext& ctx, Tensor x, const ShapeValue& target);
+// Expand's target when it is the shape value `target`, as constants: an element equal to x's dim
+// at the same place (right-aligned) becomes 1, which broadcasting reads as "keep x's dim"; any
+// other element that is not constant is refused.
+Result<std::vector<int64_t>> expand_target(NodeContext& ctx, Tensor x, const ShapeValue& target);
+
 // A reduction's keepdims, noop_with_empty_axes and axes (attribute or constant input 1);
 // nullopt when it is the identity (no axes and noop_with_empty_axes 1). Unnamed.
 Result<std::optional<ReduceAttributes>> reduce_attributes(NodeContext& ctx, ReduceOp op);
 
 // Cast and CastLike: input 0 cast to `type`, with the node's `saturate` checked.
 Status cast_to(NodeContext& ctx, DataType type);
+
+// The indices ONNX's Slice takes from a dim of size `dim` (step != 0): start, start+step, ...,
+// `size` of them (start is 0 when size is 0).
+struct SliceRange {
+  int64_t start;
+  int64_t size;
+};
+SliceRange slice_range(int64_t start, int64_t end, int64_t step, int64_t dim);
 
 // A constant value owning `array`.
 std::shared_ptr<const ConstantValue> owned_constant(HostArray array);

@@ -19,7 +19,12 @@ Result<Tensor> gather_along(NodeContext& ctx, Tensor x, int64_t axis, const std:
 
 Status convert_expand(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(Tensor x, ctx.input(0));
-  TO_ASSIGN_OR_RETURN(const std::vector<int64_t> target, ctx.int_list_input(1));
+  std::vector<int64_t> target;
+  if (const ShapeValue* value = ctx.shape_input(1)) {
+    TO_ASSIGN_OR_RETURN(target, expand_target(ctx, x, *value));
+  } else {
+    TO_ASSIGN_OR_RETURN(target, ctx.int_list_input(1));
+  }
   const Dims shape = ctx.desc(x).shape;
   const size_t rank = std::max(shape.rank(), target.size());
   if (rank > Dims::kMaxRank) return ctx.invalid("the output rank {} exceeds {}", rank, Dims::kMaxRank);

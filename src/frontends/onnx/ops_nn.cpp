@@ -102,7 +102,7 @@ size_t spatial_rank(NodeContext& ctx, Tensor x) {
 Status convert_conv(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const Tensor weight, ctx.input(1));
-  const Tensor bias = ctx.optional_input(2);
+  TO_ASSIGN_OR_RETURN(const Tensor bias, ctx.optional_input(2));
   const size_t n = spatial_rank(ctx, x);
   const Dims wshape = ctx.desc(weight).shape;
   if (wshape.rank() != n + 2) return ctx.invalid("weight {} for an input {}", ctx.desc(weight).to_string(), ctx.desc(x).to_string());
@@ -127,7 +127,7 @@ Status convert_conv(NodeContext& ctx) {
 Status convert_conv_transpose(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const Tensor weight, ctx.input(1));
-  const Tensor bias = ctx.optional_input(2);
+  TO_ASSIGN_OR_RETURN(const Tensor bias, ctx.optional_input(2));
   const Dims xs = ctx.desc(x).shape;
   const Dims ws = ctx.desc(weight).shape;
   if (xs.rank() != 4 || ws.rank() != 4)
@@ -234,7 +234,8 @@ Status convert_layer_norm(NodeContext& ctx) {
   TO_RETURN_IF_ERROR(ctx.only_outputs(1));
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const Tensor scale, ctx.input(1));
-  return ctx.set_output(0, ctx.net().layer_norm(x, scale, ctx.optional_input(2),
+  TO_ASSIGN_OR_RETURN(const Tensor bias, ctx.optional_input(2));
+  return ctx.set_output(0, ctx.net().layer_norm(x, scale, bias,
                                                 LayerNormAttributes().set_axis(axis).set_epsilon(epsilon).set_name(ctx.layer_name())));
 }
 

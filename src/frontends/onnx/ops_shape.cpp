@@ -1,5 +1,5 @@
 // Data movement and constants: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Slice,
-// Pad, Gather, Shape (of a static tensor), Constant.
+// Pad, Gather, Shape, Constant.
 #include <algorithm>
 #include <limits>
 
@@ -10,10 +10,15 @@ namespace {
 
 Status convert_reshape(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const int64_t allow_zero, ctx.attribute_int("allowzero", 0));
+  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
+  if (const ShapeValue* target = ctx.shape_input(1)) {
+    if (allow_zero != 0 && std::count(target->elements.begin(), target->elements.end(), SymbolicDim::constant(0)) > 0)
+      return ctx.refuse("allowzero 1 with a 0 in the shape is not supported");
+    return reshape_to_shape_value(ctx, x, *target);
+  }
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> shape, ctx.int_list_input(1));
   if (allow_zero != 0 && std::count(shape.begin(), shape.end(), 0) > 0)
     return ctx.refuse("allowzero 1 with a 0 in the shape [{}] is not supported", fmt::join(shape, ","));
-  TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   return ctx.set_output(0, ctx.net().reshape(x, ReshapeAttributes().set_shape(shape).set_name(ctx.layer_name())));
 }
 
@@ -120,16 +125,6 @@ Status convert_concat(NodeContext& ctx) {
   return ctx.set_output(0, ctx.net().concat(inputs, ConcatAttributes().set_axis(axis).set_name(ctx.layer_name())));
 }
 
-// ONNX's rule for a start or end index into a dim of size `dim`: negative counts from the end,
-// then clamped to [0, dim] for a positive step and to [0, dim-1] (start) or [-1, dim-1] (end) for
-// a negative one.
-int64_t clamp_index(int64_t index, int64_t dim, bool positive_step, bool is_end) {
-  if (index < 0) index += dim;
-  const int64_t low = positive_step ? 0 : (is_end ? -1 : 0);
-  const int64_t high = positive_step ? dim : dim - 1;
-  return std::max(low, std::min(index, high));
-}
-
 Status convert_slice(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> starts, ctx.int_list_input(1));
@@ -163,15 +158,9 @@ Status convert_slice(NodeContext& ctx) {
     if (dim < 0) return ctx.refuse("slicing the dynamic dim {} is not supported", axis);
     const int64_t step = steps[k];
     if (step == 0) return ctx.invalid("step 0 on axis {}", axes[k]);
-    const bool positive = step > 0;
-    const int64_t start = clamp_index(starts[k], dim, positive, false);
-    const int64_t end = clamp_index(ends[k], dim, positive, true);
-    // The number of indices start, start+step, ... strictly before end (integer ceiling).
-    int64_t size = 0;
-    if (positive && end > start) size = (end - start + step - 1) / step;
-    if (!positive && start > end) size = (start - end + (-step) - 1) / (-step);
-    attrs.start[static_cast<size_t>(axis)] = size > 0 ? start : 0;
-    attrs.size[static_cast<size_t>(axis)] = size;
+    const SliceRange range = slice_range(starts[k], ends[k], step, dim);
+    attrs.start[static_cast<size_t>(axis)] = range.start;
+    attrs.size[static_cast<size_t>(axis)] = range.size;
     attrs.stride[static_cast<size_t>(axis)] = step;
   }
   for (int64_t i = 0; i < rank; ++i)
@@ -227,20 +216,20 @@ Status convert_gather(NodeContext& ctx) {
   return ctx.set_output(0, ctx.net().gather(data, indices, GatherAttributes().set_axis(axis).set_name(ctx.layer_name())));
 }
 
+// Shape's values are the dims' symbolic values (dim_symbols.h): constants for static dims, so the
+// Shape of a static tensor is a constant.
 Status convert_shape(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(const Tensor x, ctx.input(0));
-  const Dims shape = ctx.desc(x).shape;
-  if (!shape.is_static()) return ctx.refuse("Shape of {} (dynamic dims) is not supported yet", ctx.desc(x).to_string());
-  const int64_t rank = static_cast<int64_t>(shape.rank());
+  const int64_t rank = static_cast<int64_t>(ctx.desc(x).shape.rank());
   TO_ASSIGN_OR_RETURN(int64_t start, ctx.attribute_int("start", 0));
   TO_ASSIGN_OR_RETURN(int64_t end, ctx.attribute_int("end", rank));
   if (start < 0) start = std::max<int64_t>(0, start + rank);
   if (end < 0) end = std::max<int64_t>(0, end + rank);
   start = std::min(start, rank);
   end = std::max(start, std::min(end, rank));
-  TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(DataType::kInt64, Dims{end - start}));
-  for (int64_t i = start; i < end; ++i) array.data_as<int64_t>()[i - start] = shape[static_cast<size_t>(i)];
-  return ctx.set_constant_output(0, owned_constant(std::move(array)));
+  ShapeValue value;
+  for (int64_t i = start; i < end; ++i) value.elements.push_back(ctx.symbols().dim(ctx.net(), x, static_cast<size_t>(i)));
+  return ctx.set_shape_output(0, std::move(value));
 }
 
 template <typename T, typename Field>

@@ -56,7 +56,8 @@ Status convert_attention(NodeContext& ctx) {
     TO_ASSIGN_OR_RETURN(const double scale, ctx.attribute_float("scale", 1.0));
     attrs.scale = scale;
   }
-  Tensor y = ctx.net().attention(q, k, v, ctx.optional_input(3), attrs.set_name(ctx.layer_name()));
+  TO_ASSIGN_OR_RETURN(const Tensor mask, ctx.optional_input(3));
+  Tensor y = ctx.net().attention(q, k, v, mask, attrs.set_name(ctx.layer_name()));
   if (rank == 3) {
     const std::string& name = ctx.layer_name();
     y = ctx.net().transpose(y, TransposeAttributes().set_perm({0, 2, 1, 3}).set_name(name + "/bshd"));

@@ -168,5 +168,20 @@ TEST(OnnxMalformed, AnOutputNobodyProducesIsRefused) {
   EXPECT_NE(import_error(m).message().find("graph output 'ghost'"), std::string::npos);
 }
 
+// Shapes read from a model's values are bounded before anything is built: 2e9 pads of a static
+// input would make an 8 GB tensor (a fuzzer-found Pad with 1e8 pads ran it out of memory).
+TEST(OnnxMalformed, AHugeOutputShapeFromPadsIsRefused) {
+  onnx::ModelProto m = onnx_model();
+  add_input(m, "x", {1, 4});
+  add_int64_initializer(m, "pads", {4}, {0, 0, 0, 2000000000});
+  add_node(m, "Pad", {"x", "pads"}, {"y"}, "pad");
+  add_output(m, "y");
+  EXPECT_NE(import_error(m).message().find("ONNX node 'pad' (op Pad, domain ai.onnx, opset 17): the output "
+                                           "fp32[1,2000000004] of layer 'pad' would hold 8000000016 bytes, over the "
+                                           "4294967296 this importer allows one tensor"),
+            std::string::npos)
+      << import_error(m).message();
+}
+
 }  // namespace
 }  // namespace tensoracle::testing

@@ -38,6 +38,15 @@ inline void add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* 
 inline void add_input(onnx::ModelProto& m, const std::string& name, const std::vector<int64_t>& dims) {
   add_value(m.mutable_graph()->mutable_input(), name, dims);
 }
+// A float graph input whose dims are sizes or symbols: {"batch", "seq", "8"}.
+inline void add_symbolic_input(onnx::ModelProto& m, const std::string& name, const std::vector<std::string>& dims) {
+  add_value(m.mutable_graph()->mutable_input(), name, {});
+  onnx::TensorShapeProto* shape = m.mutable_graph()->mutable_input()->rbegin()->mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (const std::string& d : dims) {
+    if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos) shape->add_dim()->set_dim_value(std::stoll(d));
+    else shape->add_dim()->set_dim_param(d);
+  }
+}
 inline void add_output(onnx::ModelProto& m, const std::string& name) {
   onnx::ValueInfoProto* v = m.mutable_graph()->add_output();
   v->set_name(name);
