@@ -269,6 +269,8 @@ def time_against_hand_written(name, model, state_module, output_name, inputs_pat
     # Exit 1: the run was invalid (load present); its JSON says so and is kept.
     report = json.loads(tensoracle(args, "bench", "--engine", imported, "--baseline", hand, "--inputs", inputs_path,
                                    "--batch", str(TIME_BATCH), "--json", ok=(0, 1)).stdout)
+    if "runs" not in report:
+        raise StepFailed(f"tensoracle bench: {report.get('error', report)}")
     timing = {"hand_written": graph, "batch": TIME_BATCH, "valid": report["valid"], "modes": {}}
     for run in report["runs"]:
         r = run["ratio"]
