@@ -33,8 +33,9 @@ ratio of medians imported / hand-written with its 95% interval (1 within it: the
 each engine's layer count from `tensoracle inspect` (layers an importer leaves behind show there).
 
 Each model is independent: a failure (export, refused import, build) is recorded with its message
-and the script goes on. It prints a markdown table and writes OUT/onnx-exports.{md,json}; the
-exported models, inputs, outputs and engines (TENSORACLE_CACHE_DIR=OUT/cache) stay under OUT.
+and the script goes on. It prints a markdown table and writes onnx-exports.{md,json} into
+--report (default OUT) after each model; the exported models, inputs, outputs and engines
+(TENSORACLE_CACHE_DIR=OUT/cache, so a second run reuses them) stay under OUT.
 
 On the GPU machine, after `scripts/gpu-check --only build` (scripts/gpu-check --only onnx runs it):
     scripts/onnx-exports.py --cli build/gpu/tools/tensoracle/tensoracle --out /tmp/onnx-exports --time
@@ -337,7 +338,8 @@ def markdown(records, args, device):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", required=True, help="the tensoracle executable")
-    parser.add_argument("--out", required=True, help="folder for the models, inputs, outputs, engines and results")
+    parser.add_argument("--out", required=True, help="folder for the models, inputs, outputs and engines")
+    parser.add_argument("--report", default="", help="folder for onnx-exports.{md,json} (default: --out)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of " + ", ".join(MODELS))
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--seq", type=int, default=128, help="BERT's sequence length")
@@ -350,6 +352,7 @@ def main():
                         help="folder of the example packages (default: the CLI's build folder's examples/)")
     args = parser.parse_args()
     args.out = os.path.abspath(args.out)
+    report = args.report or args.out
     args.examples = args.examples or os.path.join(os.path.dirname(os.path.abspath(args.cli)), "..", "..", "examples")
     names = args.models.split(",")
     if unknown := [n for n in names if n not in MODELS]:
@@ -357,6 +360,7 @@ def main():
     if args.time and (args.seq != 128 or args.bert_layers != 12):
         sys.exit("--time compares with the hand-written graphs: keep --seq 128 and --bert-layers 12")
     os.makedirs(args.out, exist_ok=True)
+    os.makedirs(report, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -366,13 +370,13 @@ def main():
         records.append(check_model(name, args, device))
         # Written after each model, so a run stopped by a time limit keeps what it measured.
         table = markdown(records, args, device)
-        with open(os.path.join(args.out, "onnx-exports.md"), "w", encoding="utf-8") as f:
+        with open(os.path.join(report, "onnx-exports.md"), "w", encoding="utf-8") as f:
             f.write(table)
-        with open(os.path.join(args.out, "onnx-exports.json"), "w", encoding="utf-8") as f:
+        with open(os.path.join(report, "onnx-exports.json"), "w", encoding="utf-8") as f:
             json.dump({"command": " ".join(sys.argv), "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
                        "device": device, "seconds": round(time.time() - started, 1), "models": records}, f, indent=2)
     print("\n" + table, flush=True)
-    print(f"done in {time.time() - started:.1f} s: {args.out}/onnx-exports.md, onnx-exports.json", flush=True)
+    print(f"done in {time.time() - started:.1f} s: {report}/onnx-exports.md, onnx-exports.json", flush=True)
     return 1 if any("error" in r or any("error" in e for e in r.get("engines", {}).values()) for r in records) else 0
 
 
