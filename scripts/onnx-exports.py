@@ -52,6 +52,7 @@ import os
 import subprocess
 import sys
 import time
+from importlib import metadata
 
 import numpy as np
 import onnxruntime
@@ -63,6 +64,7 @@ MODELS = IMAGE_MODELS + ("bert_base",)
 # Model -> (example package, its hand-written fp16 graph) for --time.
 HAND_WRITTEN = {"resnet50": ("resnet50", "resnet50_fp16"), "bert_base": ("bert_encoder", "bert_encoder_fp16")}
 TIME_BATCH = 32
+PACKAGES = ("torch", "torchvision", "transformers", "onnx", "onnxruntime")
 FP32_BAR = 1e-5
 
 
@@ -288,8 +290,9 @@ def fmt(value, spec=".2e"):
 
 
 def markdown(records, args, device):
+    versions = ", ".join(f"{p} {metadata.version(p)}" for p in PACKAGES)
     lines = [f"ONNX exports: {args.exporter} exporter, opset {args.opset}, batch {args.batch}, tensoracle --backend "
-             f"{args.backend}, PyTorch fp32 on {device}; torch {torch.__version__}, onnxruntime {onnxruntime.__version__}.",
+             f"{args.backend}, PyTorch fp32 on {device}; {versions}.",
              "", "| model | engine | layers | build s | rel L2 vs PyTorch fp32 | max abs | cosine | rel L2 vs ORT | "
                  "rel L2 vs fp64 | vs our fp32 | PyTorch fp32 vs fp64 | ORT vs PyTorch | fp32 bar 1e-5 |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -373,7 +376,7 @@ def main():
         with open(os.path.join(report, "onnx-exports.md"), "w", encoding="utf-8") as f:
             f.write(table)
         with open(os.path.join(report, "onnx-exports.json"), "w", encoding="utf-8") as f:
-            json.dump({"command": " ".join(sys.argv), "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
+            json.dump({"command": " ".join(sys.argv), "versions": {p: metadata.version(p) for p in PACKAGES},
                        "device": device, "seconds": round(time.time() - started, 1), "models": records}, f, indent=2)
     print("\n" + table, flush=True)
     print(f"done in {time.time() - started:.1f} s: {report}/onnx-exports.md, onnx-exports.json", flush=True)
