@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The ONNX backend node tests through tensoracle's importer on the cpu backend.
+"""The ONNX backend node tests through tensoracle's importer, on the cpu backend (or --backend cuda).
 
 The cases come from the installed `onnx` package (onnx.backend.test.case.node.collect_testcases():
 each case's model with its input and expected output arrays); nothing is committed. Each case is
-written to a temporary folder and run with `tensoracle run --onnx MODEL --inputs ... --outputs ...`
-(import, build, run on the cpu backend), then its outputs are compared with the expected arrays at
+written to a temporary folder and run with `tensoracle run --onnx MODEL --backend B --inputs ...
+--outputs ...` (import, build, run), then its outputs are compared with the expected arrays at
 the case's own tolerances (rtol, atol; onnx's defaults are 1e-3 and 1e-7).
 
 One change is made to each model: graph inputs that an op reads as an attribute in disguise (a
@@ -21,10 +21,13 @@ Each case ends as one of
            error naming the ONNX node or model;
   failed   anything else: a mismatch, a wrong shape or type, a crash, an error that names nothing.
 The script prints the counts per op and in total, exits 1 when any case failed (outside the
-allow-list below), and with --write-docs replaces the generated section of docs/onnx.md.
+allow-list below), and with --write-docs replaces the generated section of its backend in
+docs/onnx.md (each backend has its own; a missing one is added after the others).
 
   tests/onnx/node_conformance.py --cli build/release/tools/tensoracle/tensoracle [--jobs 2]
       [--filter REGEX] [--write-docs docs/onnx.md] [--verbose]
+  tests/onnx/node_conformance.py --cli build/gpu/tools/tensoracle/tensoracle --backend cuda --jobs 16
+      [--shard I/N]                                  (scripts/gpu-check --only onnx)
 
 Exit status 77 when the onnx package is not importable (ctest counts that as skipped).
 """
@@ -86,8 +89,13 @@ ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 # once; tensoracle's layers each round to the tensor's type, as the model's graph says they do.
 RTOL_FLOOR = {"float16": 2.0 ** -9, "bfloat16": 2.0 ** -7}
 
-BEGIN = "<!-- BEGIN GENERATED: tests/onnx/node_conformance.py -->"
 END = "<!-- END GENERATED -->"
+
+
+def begin_marker(backend):
+    """The generated section's first line: the cpu one predates the others and keeps its text."""
+    suffix = "" if backend == "cpu" else f" --backend {backend}"
+    return f"<!-- BEGIN GENERATED: tests/onnx/node_conformance.py{suffix} -->"
 
 
 def constants_from_inputs(model, inputs):
@@ -129,7 +137,7 @@ def save_npz(path, arrays):
             archive.writestr(name + ".npy", buffer.getvalue())
 
 
-def run_case(case, cli, workdir):
+def run_case(case, cli, backend, workdir):
     """(status, detail) of one case."""
     model = onnx.ModelProto()
     model.CopyFrom(case.model)
@@ -157,8 +165,8 @@ def run_case(case, cli, workdir):
         save_npz(inputs_path, feeds)
         outputs_path = os.path.join(folder, f"outputs{n}.npz")
         env = dict(os.environ, TENSORACLE_CACHE_DIR=os.path.join(workdir, "cache"))
-        proc = subprocess.run([cli, "run", "--onnx", model_path, "--inputs", inputs_path, "--outputs", outputs_path,
-                               "--quiet"], capture_output=True, text=True, env=env, timeout=300)
+        proc = subprocess.run([cli, "run", "--onnx", model_path, "--backend", backend, "--inputs", inputs_path,
+                               "--outputs", outputs_path, "--quiet"], capture_output=True, text=True, env=env, timeout=300)
         message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
         if proc.returncode != 0:
             clear = "ONNX node" in message or "ONNX model" in message or "engine '" in message
@@ -196,20 +204,26 @@ def op_of(case):
     return ops[0] if len(ops) == 1 else (ops[-1] if ops else "(none)")
 
 
-def write_docs(path, rows, totals, command):
+def write_docs(path, backend, rows, totals, command):
+    """Replaces the backend's generated section of `path`, or adds it after the last one."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"{path}: no generated section ({BEGIN} ... {END})")
-    lines = [BEGIN, "",
-             f"Generated {datetime.date.today().isoformat()} with onnx {onnx.__version__} by `{command}`.",
+    begin = begin_marker(backend)
+    if begin not in text:
+        if begin_marker("cpu") not in text or END not in text:
+            sys.exit(f"{path}: no generated section ({begin_marker('cpu')} ... {END})")
+        head, tail = text.rsplit(END, 1)
+        text = f"{head}{END}\n\nOn the {backend} backend:\n\n{begin}\n{END}{tail}"
+    lines = [begin, "",
+             f"Generated {datetime.date.today().isoformat()} with onnx {onnx.__version__} on the {backend} backend by "
+             f"`{command}`.",
              "", "| op | passed | refused | failed |", "|---|---:|---:|---:|"]
     for op, c in rows:
         lines.append(f"| {op} | {c['passed']} | {c['refused']} | {c['failed']} |")
     lines.append(f"| **all {sum(totals.values())} cases** | **{totals['passed']}** | **{totals['refused']}** | "
                  f"**{totals['failed']}** |")
     lines += ["", END]
-    head, rest = text.split(BEGIN, 1)
+    head, rest = text.split(begin, 1)
     tail = rest.split(END, 1)[1]
     with open(path, "w", encoding="utf-8") as f:
         f.write(head + "\n".join(lines) + tail)
@@ -218,11 +232,15 @@ def write_docs(path, rows, totals, command):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True, help="the tensoracle executable")
+    parser.add_argument("--backend", default="cpu", help="tensoracle's backend for every case (cpu, cuda)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--filter", default="", help="only cases whose name matches this regular expression")
+    parser.add_argument("--shard", default="", help="I/N: only the I-th of N equal shares of the cases (0-based)")
     parser.add_argument("--write-docs", default="", help="docs/onnx.md: replace its generated section with the counts")
     parser.add_argument("--verbose", action="store_true", help="print every case, not only failures")
     args = parser.parse_args()
+    if args.write_docs and (args.filter or args.shard):
+        sys.exit("--write-docs counts every case: give neither --filter nor --shard")
 
     import warnings
     with warnings.catch_warnings():
@@ -230,12 +248,15 @@ def main():
         cases = [c for c in node_cases.collect_testcases(None) if c.kind == "node"]
     if args.filter:
         cases = [c for c in cases if re.search(args.filter, c.name)]
+    if args.shard:
+        index, count = (int(n) for n in args.shard.split("/"))
+        cases = sorted(cases, key=lambda c: c.name)[index::count]
     per_op = collections.defaultdict(collections.Counter)
     totals = collections.Counter()
     unexpected = []
     with tempfile.TemporaryDirectory(prefix="tensoracle-onnx-") as workdir:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(run_case, c, args.cli, workdir): c for c in cases}
+            futures = {pool.submit(run_case, c, args.cli, args.backend, workdir): c for c in cases}
             for future in concurrent.futures.as_completed(futures):
                 case = futures[future]
                 try:
@@ -256,8 +277,10 @@ def main():
         print(f"{op:28} {c['passed']:7} {c['refused']:8} {c['failed']:7}")
     print(f"{'all':28} {totals['passed']:7} {totals['refused']:8} {totals['failed']:7}   ({len(cases)} cases)")
     if args.write_docs:
-        write_docs(args.write_docs, rows, totals, "tests/onnx/node_conformance.py --cli build/release/tools/tensoracle/tensoracle "
-                   "--write-docs docs/onnx.md")
+        build = "release" if args.backend == "cpu" else "gpu"
+        write_docs(args.write_docs, args.backend, rows, totals,
+                   f"tests/onnx/node_conformance.py --cli build/{build}/tools/tensoracle/tensoracle"
+                   f"{'' if args.backend == 'cpu' else ' --backend ' + args.backend} --write-docs docs/onnx.md")
     if unexpected:
         print(f"\n{len(unexpected)} case(s) failed")
         return 1
