@@ -178,16 +178,14 @@ class Cli:
             raise RuntimeError(f"tensoracle {argv[0]} exit {status}: " + " | ".join(tail))
         return time.time() - start
 
-    def build_options(self, graph, weights=None):
+    def build_options(self, graph, weights, optimization_level):
         opts = ["--package", self.args.package, "--graph", graph, "--weights", str(weights or self.weights),
                 "--backend", self.args.backend]
-        if self.args.optimization_level is not None:
-            opts += ["--optimization-level", str(self.args.optimization_level)]
-        return opts
+        return opts + ([] if optimization_level is None else ["--optimization-level", str(optimization_level)])
 
     def run(self, name, graph, inputs, outputs, weights=None):
-        seconds = self.call(name, ["run"] + self.build_options(graph, weights) + ["--inputs", str(inputs),
-                                                                                   "--outputs", str(outputs)])
+        seconds = self.call(name, ["run"] + self.build_options(graph, weights, self.args.optimization_level)
+                            + ["--inputs", str(inputs), "--outputs", str(outputs)])
         return np.load(outputs)["last_hidden_state"], seconds
 
     def calibrate(self, name, graph, batches, method, scales):
@@ -196,10 +194,11 @@ class Cli:
                   + [str(b) for b in batches])
 
     def bench_ms(self, name, graph, inputs, weights=None):
+        """The median latency at MAX_BATCH of an engine built for that batch with the builder's own tactic search."""
         out = self.logs / f"{name}.json"
         with open(out, "w") as f:
-            argv = ["bench"] + self.build_options(graph, weights) + ["--inputs", str(inputs), "--batch", str(MAX_BATCH),
-                                                                      "--mode", "latency", "--iterations", "100", "--json"]
+            argv = ["bench"] + self.build_options(graph, weights, None) + [
+                "--inputs", str(inputs), "--batch", str(MAX_BATCH), "--mode", "latency", "--iterations", "100", "--json"]
             status = subprocess.run([self.args.cli] + argv, stdout=f, stderr=subprocess.DEVNULL, env=self.env).returncode
         if status != 0:
             raise RuntimeError(f"tensoracle bench exit {status}")
@@ -237,7 +236,10 @@ def torch_reference(minilm, weights, inputs):
 
 def markdown(report):
     lines = [f"# all-MiniLM-L6-v2: engines vs the fp32 engine ({report['sentences']} sentences, "
-             f"{report['backend']} backend)", "",
+             f"{report['backend']} backend, optimization level {report['optimization_level'] if report['optimization_level'] is not None else 'default'})", "",
+             "Hidden-state metrics over the tokens the mask keeps; embeddings mean-pooled"
+             + (" and L2-normalized" if report["normalize"] else "") + "; s: the `tensoracle run` call, build included.",
+             "",
              "| row | rel L2 | max abs | cosine | emb. cosine worst | emb. cosine mean | nearest changed | s |",
              "|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
@@ -254,6 +256,14 @@ def markdown(report):
         lines += ["", f"Latency at batch {MAX_BATCH} (tensoracle bench, median ms): "
                   + ", ".join(f"{k} {v}" for k, v in report["latency_ms"].items())]
     return "\n".join(lines) + "\n"
+
+
+def write(out, report):
+    """Both files, rewritten after every row: a run stopped by a time limit keeps what it measured."""
+    (out / "minilm-quality.json").write_text(json.dumps(report, indent=2) + "\n")
+    text = markdown(report)
+    (out / "minilm-quality.md").write_text(text)
+    return text
 
 
 def main():
@@ -274,10 +284,16 @@ def main():
     args = p.parse_args()
     if not 1 <= args.sentences <= min(MAX_BATCH, len(SENTENCES)):
         sys.exit(f"--sentences {args.sentences}: 1..{min(MAX_BATCH, len(SENTENCES))}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    logs = args.out / "logs"
-    logs.mkdir(exist_ok=True)
+    (args.out / "logs").mkdir(parents=True, exist_ok=True)
     work = pathlib.Path(tempfile.mkdtemp(prefix="minilm-quality-"))
+    try:
+        return measure(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args, work):
+    logs = args.out / "logs"
 
     weights = work / "weights.safetensors"
     upcast_weights(args.minilm, weights)
@@ -292,7 +308,12 @@ def main():
     report = {"sentences": args.sentences, "backend": args.backend, "optimization_level": args.optimization_level,
               "kept_tokens": int(mask.sum()), "normalize": normalize, "rows": []}
 
-    reference, seconds = cli.run("fp32", "minilm", work / "eval.npz", work / "fp32.npz")
+    try:
+        reference, seconds = cli.run("fp32", "minilm", work / "eval.npz", work / "fp32.npz")
+    except RuntimeError as e:  # every row compares with it
+        report["rows"].append({"name": "fp32", "graph": "minilm", "error": str(e)})
+        print(write(args.out, report))
+        return 1
     print(f"fp32 engine: {reference.shape} in {seconds:.1f} s", flush=True)
     if not args.no_torch:
         try:
@@ -331,6 +352,7 @@ def main():
         except Exception as e:  # noqa: BLE001 -- recorded, the other rows still run
             row = {"name": name, "graph": graph, "error": f"{type(e).__name__}: {e}"}
         report["rows"].append(row)
+        write(args.out, report)
         print(f"{name}: " + (row.get("error") or f"rel L2 {row['rel_l2']:.3e}, embedding cosine worst "
                                                   f"{row['embedding_cosine_worst']:.7f}"), flush=True)
 
@@ -344,11 +366,8 @@ def main():
             except Exception as e:  # noqa: BLE001
                 report["latency_ms"][name] = f"failed: {e}"
 
-    (args.out / "minilm-quality.json").write_text(json.dumps(report, indent=2) + "\n")
-    text = markdown(report)
-    (args.out / "minilm-quality.md").write_text(text)
+    text = write(args.out, report)
     print(text)
-    shutil.rmtree(work)
     return 0 if all("error" not in r for r in report["rows"]) else 1
 
 
