@@ -225,7 +225,11 @@ def torch_reference(minilm, weights, inputs):
     if model.config._attn_implementation != "eager":
         model.set_attn_implementation("eager")
     missing, unexpected = model.load_state_dict(load_torch(str(weights)), strict=False)
-    if missing or set(unexpected) - {"embeddings.position_ids"}:
+    # Buffers (position_ids, token_type_ids) may be persistent or not, depending on the version.
+    parameters = dict(model.named_parameters())
+    missing = [k for k in missing if k in parameters]
+    unexpected = [k for k in unexpected if not k.endswith(("position_ids", "token_type_ids"))]
+    if missing or unexpected:
         raise RuntimeError(f"state_dict mismatch: missing {missing}, unexpected {unexpected}")
     model = model.to(device).eval()
     with torch.no_grad():
