@@ -331,9 +331,9 @@ def measure(args, work):
 
     # (row name, graph, weights or a calibration to make first)
     rows = []
-    for precision in args.precisions.split(","):
+    for precision in filter(None, args.precisions.split(",")):
         if precision in FORMATS:
-            for method in args.methods.split(","):
+            for method in filter(None, args.methods.split(",")):
                 rows.append((f"{precision} {method}", FORMATS[precision], (precision, method)))
                 if args.fp16_between:
                     rows.append((f"{precision}_fp16 {method}", FORMATS[precision] + "_fp16", (precision, method)))
