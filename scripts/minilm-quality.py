@@ -28,6 +28,7 @@ import tempfile
 import time
 
 import numpy as np
+from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer
 
@@ -125,7 +126,6 @@ def upcast_weights(minilm, path):
     if "embeddings.word_embeddings.weight" not in tensors:
         sys.exit(f"{minilm}: not BertModel state_dict names (no embeddings.word_embeddings.weight)")
     save_file({k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in tensors.items()}, str(path))
-    return tensors
 
 
 def normalizes(minilm):
@@ -207,7 +207,10 @@ class Cli:
 
 def with_scales(work, weights, scales, name):
     """A sharded index over the weights and a calibration's scales: what the quantized graphs read."""
-    names = {n: weights.name for n in load_file(str(weights))} | {n: scales.name for n in load_file(str(scales))}
+    names = {}
+    for path in (weights, scales):
+        with safe_open(str(path), "numpy") as f:
+            names |= {n: path.name for n in f.keys()}
     index = work / f"{name}.index.json"
     index.write_text(json.dumps({"metadata": {}, "weight_map": names}))
     return index
@@ -250,9 +253,10 @@ def markdown(report):
         if "error" in row:
             lines.append(f"| {row['name']} | FAILED: {row['error'][:200]} |||||||")
             continue
+        seconds = f"{row['seconds']:.1f}" if "seconds" in row else ""  # the PyTorch row has none
         lines.append(f"| {row['name']} | {row['rel_l2']:.3e} | {row['max_abs']:.3e} | {row['cosine']:.7f} | "
                      f"{row['embedding_cosine_worst']:.7f} | {row['embedding_cosine_mean']:.7f} | "
-                     f"{row['nearest_changed']} / {report['sentences']} | {row.get('seconds', 0):.1f} |")
+                     f"{row['nearest_changed']} / {report['sentences']} | {seconds} |")
     if report.get("torch"):
         lines += ["", f"PyTorch side: {report['torch']}; fp32 engine vs PyTorch rel L2 bar {report['torch_bar']:g}: "
                   + report["torch_verdict"]]
