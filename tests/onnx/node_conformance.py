@@ -90,11 +90,13 @@ ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 RTOL_FLOOR = {"float16": 2.0 ** -9, "bfloat16": 2.0 ** -7}
 
 END = "<!-- END GENERATED -->"
+# The backend whose generated section predates the others: its marker names no backend.
+FIRST_SECTION_BACKEND = "cpu"
 
 
 def begin_marker(backend):
     """The generated section's first line: the cpu one predates the others and keeps its text."""
-    suffix = "" if backend == "cpu" else f" --backend {backend}"
+    suffix = "" if backend == FIRST_SECTION_BACKEND else f" --backend {backend}"
     return f"<!-- BEGIN GENERATED: tests/onnx/node_conformance.py{suffix} -->"
 
 
@@ -277,10 +279,9 @@ def main():
         print(f"{op:28} {c['passed']:7} {c['refused']:8} {c['failed']:7}")
     print(f"{'all':28} {totals['passed']:7} {totals['refused']:8} {totals['failed']:7}   ({len(cases)} cases)")
     if args.write_docs:
-        build = "release" if args.backend == "cpu" else "gpu"
+        backend_flag = "" if args.backend == FIRST_SECTION_BACKEND else f" --backend {args.backend}"
         write_docs(args.write_docs, args.backend, rows, totals,
-                   f"tests/onnx/node_conformance.py --cli build/{build}/tools/tensoracle/tensoracle"
-                   f"{'' if args.backend == 'cpu' else ' --backend ' + args.backend} --write-docs docs/onnx.md")
+                   f"tests/onnx/node_conformance.py --cli {os.path.relpath(args.cli)}{backend_flag} --write-docs docs/onnx.md")
     if unexpected:
         print(f"\n{len(unexpected)} case(s) failed")
         return 1
