@@ -274,7 +274,8 @@ def time_against_hand_written(name, model, state_module, output_name, inputs_pat
                                    "--batch", str(TIME_BATCH), "--json", ok=(0, 1)).stdout)
     if "runs" not in report:
         raise StepFailed(f"tensoracle bench: {report.get('error', report)}")
-    timing = {"hand_written": graph, "batch": TIME_BATCH, "valid": report["valid"], "modes": {}}
+    timing = {"hand_written": graph, "batch": TIME_BATCH, "valid": report["valid"],
+              "invalid_reasons": report.get("load_check", {}).get("invalid_reasons", []), "modes": {}}
     for run in report["runs"]:
         r = run["ratio"]
         timing["modes"][run["mode"]] = {"imported_median_ms": run["candidate"]["stats"]["median_ms"],
@@ -333,6 +334,8 @@ def markdown(records, args, device):
                 lines.append(f"| {r['model']} | {t['hand_written']} | {mode} | {m['imported_median_ms']:.4f} | "
                              f"{m['hand_written_median_ms']:.4f} | {m['ratio']:.4f} [{m['low']:.4f}, {m['high']:.4f}] | "
                              f"{t['imported_layers']} / {t['hand_written_layers']} | {t['valid']} |")
+            if t.get("invalid_reasons"):
+                failures.append(f"- {r['model']} timing invalid: {'; '.join(t['invalid_reasons'])}")
     if failures:
         lines += ["", "Failures:", ""] + failures
     return "\n".join(lines) + "\n"
@@ -366,7 +369,9 @@ def main():
     os.makedirs(report, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    # With --time the references run on the cpu: a CUDA context held by this process would be another
+    # process on the GPU to bench's load check, which then marks every timing invalid.
+    device = "cuda" if torch.cuda.is_available() and not args.time else "cpu"
     started = time.time()
     records = []
     for name in names:
