@@ -19,23 +19,19 @@ A row that fails is recorded with its message; the others still run.
 """
 import argparse
 import json
-import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
-from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer
 
+from precision_rows import METHODS, Cli, Table, plan_rows
+
 LENGTH = 128  # examples/minilm: minilm::kLength
 MAX_BATCH = 32  # the package's profile: 1 / 8 / 32
-METHODS = ["max", "percentile", "entropy", "mse"]
-FORMATS = {"int8": "minilm_int8", "fp8": "minilm_fp8"}
 
 # Evaluated: varied topics, lengths and near-duplicates (so nearest neighbours are meaningful).
 SENTENCES = [
@@ -159,63 +155,6 @@ def metrics(candidate, reference, mask, normalize):
             "non_finite": int((~np.isfinite(candidate[keep])).sum())}
 
 
-class Cli:
-    """The tensoracle calls, each logged to OUT/logs/<name>.log; a failure raises with the log's tail."""
-
-    def __init__(self, args, weights, logs, cache):
-        self.args, self.weights, self.logs = args, weights, logs
-        # Its own engine cache (unless the caller names one): a dozen engines of 45-90 MB each
-        # that no later run wants, deleted with the work folder.
-        self.env = {"TENSORACLE_CACHE_DIR": str(cache)} | dict(os.environ)
-
-    def call(self, name, argv):
-        log = self.logs / f"{name}.log"
-        start = time.time()
-        with open(log, "w") as f:
-            status = subprocess.run([self.args.cli] + argv, stdout=f, stderr=subprocess.STDOUT, env=self.env).returncode
-        if status != 0:
-            tail = log.read_text().strip().splitlines()[-3:]
-            raise RuntimeError(f"tensoracle {argv[0]} exit {status}: " + " | ".join(tail))
-        return time.time() - start
-
-    def build_options(self, graph, weights, optimization_level):
-        opts = ["--package", self.args.package, "--graph", graph, "--weights", str(weights or self.weights),
-                "--backend", self.args.backend]
-        return opts + ([] if optimization_level is None else ["--optimization-level", str(optimization_level)])
-
-    def run(self, name, graph, inputs, outputs, weights=None):
-        seconds = self.call(name, ["run"] + self.build_options(graph, weights, self.args.optimization_level)
-                            + ["--inputs", str(inputs), "--outputs", str(outputs)])
-        return np.load(outputs)["last_hidden_state"], seconds
-
-    def calibrate(self, name, graph, batches, method, scales):
-        self.call(name, ["calibrate", "--package", self.args.package, "--graph", graph, "--weights", str(self.weights),
-                         "--backend", self.args.backend, "--method", method, "--output", str(scales), "--inputs"]
-                  + [str(b) for b in batches])
-
-    def bench_ms(self, name, graph, inputs, weights=None):
-        """The median latency at MAX_BATCH of an engine built for that batch with the builder's own tactic search."""
-        out = self.logs / f"{name}.json"
-        with open(out, "w") as f:
-            argv = ["bench"] + self.build_options(graph, weights, None) + [
-                "--inputs", str(inputs), "--batch", str(MAX_BATCH), "--mode", "latency", "--iterations", "100", "--json"]
-            status = subprocess.run([self.args.cli] + argv, stdout=f, stderr=subprocess.DEVNULL, env=self.env).returncode
-        if status != 0:
-            raise RuntimeError(f"tensoracle bench exit {status}")
-        return json.loads(out.read_text())["runs"][0]["stats"]["median_ms"]
-
-
-def with_scales(work, weights, scales, name):
-    """A sharded index over the weights and a calibration's scales: what the quantized graphs read."""
-    names = {}
-    for path in (weights, scales):
-        with safe_open(str(path), "numpy") as f:
-            names |= {n: path.name for n in f.keys()}
-    index = work / f"{name}.index.json"
-    index.write_text(json.dumps({"metadata": {}, "weight_map": names}))
-    return index
-
-
 def torch_reference(minilm, weights, inputs):
     import torch
     from safetensors.torch import load_file as load_torch
@@ -312,7 +251,7 @@ def measure(args, work):
         batches.append(work / f"calib{b}.npz")
         np.savez(batches[-1], **tokenize(args.minilm, CALIBRATION_SENTENCES[8 * b:8 * b + 8]))
     mask, normalize = inputs["attention_mask"], normalizes(args.minilm)
-    cli = Cli(args, weights, logs, work / "cache")
+    cli = Cli(args, weights, "last_hidden_state", logs, work / "cache")
     report = {"sentences": args.sentences, "backend": args.backend, "optimization_level": args.optimization_level,
               "kept_tokens": int(mask.sum()), "normalize": normalize, "rows": []}
 
@@ -333,46 +272,20 @@ def measure(args, work):
             row = {"name": "fp32 engine vs PyTorch fp32", "error": f"{type(e).__name__}: {e}"}
         report["rows"].append(row)
 
-    # (row name, graph, weights or a calibration to make first)
-    rows = []
-    for precision in filter(None, args.precisions.split(",")):
-        if precision in FORMATS:
-            for method in filter(None, args.methods.split(",")):
-                rows.append((f"{precision} {method}", FORMATS[precision], (precision, method)))
-                if args.fp16_between:
-                    rows.append((f"{precision}_fp16 {method}", FORMATS[precision] + "_fp16", (precision, method)))
-        else:
-            rows.append((precision, f"minilm_{precision}", None))
-    scales_of = {}
-    for name, graph, calibration in rows:
-        tag = name.replace(" ", "-")
-        try:
-            w = weights
-            if calibration:
-                if calibration not in scales_of:
-                    scales = work / f"scales-{calibration[0]}-{calibration[1]}.safetensors"
-                    cli.calibrate(f"calibrate-{calibration[0]}-{calibration[1]}", FORMATS[calibration[0]], batches,
-                                  calibration[1], scales)
-                    scales_of[calibration] = with_scales(work, weights, scales, scales.stem)
-                w = scales_of[calibration]
-            out, seconds = cli.run(tag, graph, work / "eval.npz", work / f"{tag}.npz", w)
-            row = {"name": name, "graph": graph, "seconds": seconds} | metrics(out, reference, mask, normalize)
-        except Exception as e:  # noqa: BLE001 -- recorded, the other rows still run
-            row = {"name": name, "graph": graph, "error": f"{type(e).__name__}: {e}"}
+    def compare(out):
+        return metrics(out, reference, mask, normalize)
+
+    def on_row(row):
         report["rows"].append(row)
         write(args.out, report)
-        print(f"{name}: " + (row.get("error") or f"rel L2 {row['rel_l2']:.3e}, embedding cosine worst "
-                                                  f"{row['embedding_cosine_worst']:.7f}"), flush=True)
+        print(f"{row['name']}: " + (row.get("error") or f"rel L2 {row['rel_l2']:.3e}, embedding cosine worst "
+                                                         f"{row['embedding_cosine_worst']:.7f}"), flush=True)
 
+    rows = plan_rows("minilm", args.precisions, args.methods, args.fp16_between)
+    table = Table(cli, work, "minilm", batches)
+    table.run_rows(rows, work / "eval.npz", compare, on_row)
     if args.time:
-        report["latency_ms"] = {}
-        for name, graph, calibration in [("fp32", "minilm", None)] + rows:
-            try:
-                w = scales_of.get(calibration, weights) if calibration else weights
-                report["latency_ms"][name] = round(cli.bench_ms(f"bench-{name.replace(' ', '-')}", graph,
-                                                                work / "eval.npz", w), 4)
-            except Exception as e:  # noqa: BLE001
-                report["latency_ms"][name] = f"failed: {e}"
+        report["latency_ms"] = table.latencies(rows, work / "eval.npz", MAX_BATCH)
 
     text = write(args.out, report)
     print(text)
