@@ -16,6 +16,7 @@
 #include "plugin/format_negotiation.h"
 #include "tensoracle/engine.h"
 #include "tensoracle/engine_file.h"
+#include "tensoracle/float_formats.h"
 
 namespace tensoracle {
 namespace {
@@ -234,7 +235,10 @@ TEST(FormatEngine, RecordedFormatsTheBackendWouldNotChooseAreRefused) {
                        "cpu backend negotiates input 0: fp16/HWC8, input 1: fp32/LINEAR; output 0: fp16/HWC8"));
   EXPECT_TRUE(contains(edited([](nlohmann::json& f) { f["inputs"][0] = "fp16/HWC9"; }),
                        "expected a type/format such as \"fp16/HWC8\", got \"fp16/HWC9\""));
-  EXPECT_TRUE(contains(edited([](nlohmann::json& f) { f["outputs"][0] = "fp32/HWC8"; }), "format HWC8 needs fp16 or bf16"));
+  EXPECT_TRUE(contains(edited([](nlohmann::json& f) { f["inputs"][1] = "fp32/HWC8"; }), "format HWC8 needs fp16 or bf16"));
+  EXPECT_TRUE(contains(edited([](nlohmann::json& f) { f["outputs"][0] = "fp32/HWC8"; }), "fp32/HWC8 for output 0, a fp16 tensor"));
+  EXPECT_TRUE(contains(edited([](nlohmann::json& f) { f["outputs"][0] = "fp16/HWC"; }),
+                       "output 0: fp16/HWC; the cpu backend negotiates"));
   EXPECT_TRUE(contains(edited([](nlohmann::json& f) { f["inputs"].erase(1); }), "lists 1 formats for 2 inputs"));
 }
 
