@@ -226,8 +226,9 @@ class PluginFamily final : public TacticFamily {
   std::string name() const override { return kFamily; }
 
   // A plugin reads or writes channels-last tensors in place where its formats are HWC (or HWC8
-  // without padding), and converts otherwise; can_implement refuses nhwc where it would only
-  // convert back, so those tensors stay linear.
+  // without padding), and converts otherwise. can_implement refuses an nhwc input the plugin
+  // reads LINEAR, so that its producer writes it linear instead of the step converting it back;
+  // an output goes nhwc only for consumers that prefer it, so converting into it is no loss.
   FamilyTraits traits(const Node&) const override {
     FamilyTraits t;
     t.nhwc = true;
@@ -251,9 +252,6 @@ class PluginFamily final : public TacticFamily {
     for (size_t i = 0; i < formats.inputs.size(); ++i)
       if (layout_at(step.input_layouts, i) == Layout::kNhwc && formats.inputs[i].format == TensorFormat::kLinear)
         return refuse(step, "input {} is nhwc, plugin '{}' reads it {}", i, made.who, type_format_name(formats.inputs[i]));
-    for (size_t o = 0; o < formats.outputs.size(); ++o)
-      if (layout_at(step.output_layouts, o) == Layout::kNhwc && formats.outputs[o].format == TensorFormat::kLinear)
-        return refuse(step, "output {} is nhwc, plugin '{}' writes it {}", o, made.who, type_format_name(formats.outputs[o]));
     // A GPU its bundle has no cubin for is refused when the engine is built, not when it runs.
     if (made.registered->creator.bundle.kernels.empty()) return Status::ok();
     return check_bundle_serves(*made.registered, device.compute_capability()).with_context(layer);

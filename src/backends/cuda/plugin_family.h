@@ -10,7 +10,7 @@
 // asking the plugin whether it still supports them. configure() gets them with the step's
 // shapes; the workspace holds the plugin's own (workspace_bytes) and the conversions' scratch.
 // The family takes nhwc tensors (FamilyTraits::nhwc) but refuses an nhwc input it would read
-// LINEAR, or an nhwc output it writes LINEAR, so the planner keeps those tensors linear.
+// LINEAR, so the planner keeps that tensor linear rather than converting it back.
 #pragma once
 
 #include <memory>
