@@ -327,7 +327,7 @@ TEST_P(CudaPluginFormats, Hwc8PairBetweenFp16ConvolutionsMatchesTheCpuEngine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Channels, CudaPluginFormats, ::testing::Values(16, 12),
-                         [](const ::testing::TestParamInfo<int64_t>& info) { return "C" + std::to_string(info.param); });
+                         [](const ::testing::TestParamInfo<int64_t>& channels) { return "C" + std::to_string(channels.param); });
 
 // test::multi_format takes x fp32/LINEAR, fp16/LINEAR or fp16/HWC8 and y in x's type: on cuda an
 // fp32 y beside an fp16 x is cast on the device, and the sum matches the cpu engine exactly.

@@ -196,7 +196,7 @@ TEST_P(FormatEngine, TheCpuBackendConvertsAroundThePluginsAndEqualsThePluginFree
 }
 
 INSTANTIATE_TEST_SUITE_P(Channels, FormatEngine, ::testing::Values(12, 16),
-                         [](const ::testing::TestParamInfo<int64_t>& info) { return "C" + std::to_string(info.param); });
+                         [](const ::testing::TestParamInfo<int64_t>& channels) { return "C" + std::to_string(channels.param); });
 
 nlohmann::json plan_layer(const std::string& bytes, const std::string& name) {
   const EngineFile file = EngineFile::from_bytes(bytes.data(), bytes.size(), "format.engine").value();
