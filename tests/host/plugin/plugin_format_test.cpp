@@ -257,6 +257,75 @@ TEST(FormatEngine, InspectShowsEachPluginLayersFormats) {
   EXPECT_TRUE(contains(inspected.output, "fp32   LINEAR")) << inspected.output;  // the I/O table
 }
 
+HostArray fp16_filled(const Dims& shape, int modulus, float step, float offset) {
+  HostArray array = HostArray::zeros(DataType::kFloat16, shape).value();
+  for (int64_t i = 0; i < array.element_count(); ++i)
+    array.data_as<uint16_t>()[i] = float_to_fp16(step * static_cast<float>(i % modulus) + offset);
+  return array;
+}
+
+// out = conv1x1(hwc8_pair(conv3x3(x), b)) with fp16 x and convolutions, fp32 b (the graph of
+// tests/gpu/plugin_test.cpp's CudaPluginFormats); without plugins, the pair's arithmetic in
+// standard layers.
+EngineBuild conv_pair_build(const PluginRegistry& plugins, int64_t channels, bool with_plugin) {
+  EngineBuild build;
+  build.name = with_plugin ? "conv_pair" : "conv_pair_reference";
+  build.graph_version = "1";
+  build.graph = [channels, with_plugin](Network& net, const Weights&) {
+    Tensor x = net.add_input("x", DataType::kFloat16, {-1, channels, 6, 6});
+    Tensor b = net.add_input("b", DataType::kFloat32, {-1, channels, 6, 6});
+    Tensor w1 = net.add_constant(fp16_filled({channels, channels, 3, 3}, 7, 0.125f, -0.375f), "w1");
+    Tensor b1 = net.add_constant(fp16_filled({channels}, 3, 0.25f, -0.25f), "b1");
+    Tensor c1 = net.convolution(x, w1, b1, ConvolutionAttributes().set_padding({1, 1}));
+    Tensor y;
+    if (with_plugin) {
+      std::vector<Tensor> out = net.plugin({c1, b}, kHwc8Pair, "", "pair");
+      if (out.empty()) return net.status();
+      y = out[0];
+    } else {
+      Tensor c32 = net.cast(c1, DataType::kFloat32);
+      y = net.cast(net.add(net.add(c32, c32), b), DataType::kFloat16);
+    }
+    Tensor w2 = net.add_constant(fp16_filled({channels, channels, 1, 1}, 5, 0.125f, -0.25f), "w2");
+    Tensor b2 = net.add_constant(fp16_filled({channels}, 2, 0.5f, 0.0f), "b2");
+    net.mark_output(net.convolution(y, w2, b2), "out");
+    return net.status();
+  };
+  build.weights = Weights::none();
+  for (const char* input : {"x", "b"}) build.add_input(input, {ShapeRange::fixed({2, channels, 6, 6})});
+  build.backend = "cpu";
+  build.quiet = true;
+  build.plugins = plugins;
+  return build;
+}
+
+// An fp16 producer: hwc8_pair's x needs a reformat only (its type is the producer's), and the
+// cpu engine equals the plugin-free one exactly.
+TEST(FormatEngine, AnFp16ConvolutionFeedsHwc8PairThroughAReformatAlone) {
+  const PluginRegistry plugins = format_plugins();
+  const std::string with = build_serialized_engine(conv_pair_build(plugins, 12, true)).value();
+  EXPECT_EQ(plan_layer(with, "pair")["formats"]["inputs"], nlohmann::json::array({"fp16/HWC8", "fp32/LINEAR"}));
+  const std::string without = build_serialized_engine(conv_pair_build(plugins, 12, false)).value();
+  const HostArray x = fp16_filled({2, 12, 6, 6}, 13, 0.125f, -0.75f);
+  HostArray b = HostArray::zeros(DataType::kFloat32, {2, 12, 6, 6}).value();
+  for (int64_t i = 0; i < b.element_count(); ++i) b.data_as<float>()[i] = 0.25f * static_cast<float>(i % 9) - 1.0f;
+  const auto run_engine = [&](const std::string& bytes) {
+    auto engine = Engine::deserialize(bytes.data(), bytes.size(), "conv_pair.engine", plugins);
+    EXPECT_TRUE(engine.is_ok()) << engine.status().to_string();
+    auto outputs = engine->create_execution()->run_on_host({{"x", x.view()}, {"b", b.view()}});
+    EXPECT_TRUE(outputs.is_ok()) << outputs.status().to_string();
+    return std::move(outputs->at("out"));
+  };
+  const HostArray got = run_engine(with), want = run_engine(without);
+  ASSERT_EQ(got.byte_size(), want.byte_size());
+  int nonzero = 0;
+  for (int64_t i = 0; i < got.element_count(); ++i) {
+    EXPECT_EQ(got.data_as<uint16_t>()[i], want.data_as<uint16_t>()[i]) << "element " << i;
+    nonzero += fp16_to_float(want.data_as<uint16_t>()[i]) != 0 ? 1 : 0;
+  }
+  EXPECT_GT(nonzero, got.element_count() / 2);
+}
+
 TEST(FormatEngine, APluginLayerNoCombinationCanServeIsRefusedWhenTheNetworkIsDefined) {
   EngineBuild build = format_build(format_plugins(), 12, true);
   build.inputs.clear();
