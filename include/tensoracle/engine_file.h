@@ -24,13 +24,16 @@
 
 #include "tensoracle/environment.h"
 #include "tensoracle/status.h"
+#include "tensoracle/tensor_format.h"
 #include "tensoracle/types.h"
 
 namespace tensoracle {
 
 // The engine file format version this build writes and reads. 2: the plugins an engine needs name
 // the library that provided them, and plugin layers record which input each output's shape copies.
-inline constexpr uint32_t kEngineFormatVersion = 2;
+// 3: I/O formats are the TensorFormat names ("LINEAR", tensor_format.h) and plugin layers record
+// their negotiated formats in the plan.
+inline constexpr uint32_t kEngineFormatVersion = 3;
 // Every section starts at a multiple of this many bytes from the start of the file.
 inline constexpr size_t kEngineAlignment = 256;
 
@@ -60,7 +63,7 @@ struct IoTensor {
   std::string name;
   bool is_input = true;
   DataType dtype = DataType::kFloat32;
-  std::string format = "linear";    // memory layout: "linear" (NCHW), "hwc" (NHWC) or "hwc8"
+  TensorFormat format = TensorFormat::kLinear;  // memory layout (tensor_format.h)
   std::vector<ShapeRange> profiles;  // one range per optimization profile
 
   bool operator==(const IoTensor& other) const;

@@ -16,35 +16,10 @@
 #include <vector>
 
 #include "tensoracle/status.h"
+#include "tensoracle/tensor_format.h"
 #include "tensoracle/types.h"
 
 namespace tensoracle {
-
-// Memory layout of a tensor a plugin reads or writes.
-enum class TensorFormat : uint8_t {
-  kLinear,  // row-major in the order of the dimensions (NCHW for images)
-  kHwc,     // channels last (NHWC)
-  kHwc8,    // channels last with C padded to a multiple of 8; 16-bit floating types only
-};
-
-// "LINEAR", "HWC", "HWC8".
-std::string_view tensor_format_name(TensorFormat format);
-// Parses a format name case-insensitively; the error lists the accepted names.
-Result<TensorFormat> parse_tensor_format(std::string_view name);
-
-// One element type in one layout.
-struct TypeFormat {
-  DataType type = DataType::kFloat32;
-  TensorFormat format = TensorFormat::kLinear;
-
-  friend bool operator==(const TypeFormat& a, const TypeFormat& b) {
-    return a.type == b.type && a.format == b.format;
-  }
-  friend bool operator!=(const TypeFormat& a, const TypeFormat& b) { return !(a == b); }
-};
-
-// "fp16/HWC8".
-std::string type_format_name(const TypeFormat& type_format);
 
 // A real GPU architecture as nvcc names it: "sm_90", or with a feature suffix "sm_90a", "sm_100f".
 struct GpuArch {

@@ -48,8 +48,12 @@
 // Each Execution (and each direct run of the cpu backend) makes its own plugin object through the
 // creator, so a plugin may keep what configure() computed in members without locking.
 //
-// Today the builder chooses LINEAR formats only (the input's own type): format negotiation with
-// HWC / HWC8 and reformat insertion are not implemented yet (docs/plugins.md).
+// Formats: the builder picks one allowed TypeFormat per input (asking supports() in input order),
+// preferring what the producer already wrote, then its type in another format, then another type
+// (fp32, fp16, bf16), and converts around the plugin (docs/plugins.md "Formats"). configure()
+// gets the chosen TypeFormats; the buffers of enqueue() and run_on_host() are laid out so (an
+// HWC8 input's padding channels hold zeros), and the plugin writes each output in its declared
+// TypeFormat.
 #pragma once
 
 #include <cstdint>
@@ -67,9 +71,10 @@
 
 namespace tensoracle {
 
-// One input or output as the plugin gets it: type, format and shape. At definition time (the
-// network's layer method, computed_output_shapes) dims may be -1; at configure, workspace_bytes
-// and enqueue they are concrete.
+// One input or output as the plugin gets it: type, format (tensor_format.h) and logical shape
+// ([N, C, H, W] in every format). At definition time (the network's layer method,
+// computed_output_shapes) dims may be -1; at configure, workspace_bytes and enqueue they are
+// concrete.
 struct PluginTensorDesc {
   TypeFormat type_format;
   Dims shape;

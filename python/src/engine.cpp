@@ -71,9 +71,10 @@ void PyExecution::bind(const std::string& name, nb::handle buffer) {
          ", the engine's tensor is " + std::string(data_type_name(tensor.dtype)));
   if (!info.contiguous) fail("bind " + what + ": the buffer is not contiguous (make it dense in C order first)");
   if (!tensor.is_input && info.readonly) fail("bind " + what + ": the buffer is read-only");
-  if (tensor.format != "linear" && tensor.format != "hwc")
-    throw StatusError(Status(StatusCode::kUnsupported, "bind " + what + ": tensors of format '" + tensor.format +
-                                                           "' cannot be bound from Python yet (linear and hwc can)"));
+  if (tensor.format == TensorFormat::kHwc8)
+    throw StatusError(Status(StatusCode::kUnsupported, "bind " + what + ": tensors of format '" +
+                                                           std::string(tensor_format_name(tensor.format)) +
+                                                           "' cannot be bound from Python yet (LINEAR and HWC can)"));
   if (info.data == nullptr) fail("bind " + what + ": the buffer's address is null (an empty tensor has no memory to bind)");
   check(execution_.bind(name, info.data));
   bound_[name] = Bound{std::move(info), tensor.dtype};
@@ -136,11 +137,13 @@ void bind_io_tensor(nb::module_& m) {
       .def_ro("name", &IoTensor::name)
       .def_ro("is_input", &IoTensor::is_input)
       .def_prop_ro("dtype", [](const IoTensor& t) { return std::string(data_type_name(t.dtype)); })
-      .def_ro("format", &IoTensor::format, "memory layout: \"linear\", \"hwc\" or \"hwc8\"")
+      .def_prop_ro(
+          "format", [](const IoTensor& t) { return std::string(tensor_format_name(t.format)); },
+          "memory layout: \"LINEAR\", \"HWC\" or \"HWC8\"")
       .def_ro("profiles", &IoTensor::profiles, "one ShapeRange per optimization profile")
       .def("__repr__", [](const IoTensor& t) {
         return "<IoTensor " + std::string(t.is_input ? "input" : "output") + " '" + t.name + "' " +
-               std::string(data_type_name(t.dtype)) + " " + t.format + ">";
+               std::string(data_type_name(t.dtype)) + " " + std::string(tensor_format_name(t.format)) + ">";
       });
 }
 

@@ -155,13 +155,13 @@ Result<PreparedBuild> prepare_build(const EngineBuild& build, FileHashCache* sid
   const size_t num_profiles = declared.front().profiles.size();
   std::vector<OptimizationProfile> profiles(num_profiles);
   for (const InputDeclaration& d : declared) {
-    IoTensor io{d.name, true, network.tensor(*network.find_tensor(d.name)).desc.dtype, "linear", d.profiles};
+    IoTensor io{d.name, true, network.tensor(*network.find_tensor(d.name)).desc.dtype, TensorFormat::kLinear, d.profiles};
     prepared.io_table.tensors.push_back(std::move(io));
     for (size_t p = 0; p < num_profiles; ++p) profiles[p][d.name] = d.profiles[p];
   }
   // Output ranges: shape inference at each profile's min, opt and max.
   std::vector<IoTensor> outputs;
-  for (Tensor t : network.outputs()) outputs.push_back(IoTensor{network.tensor(t).name, false, network.tensor(t).desc.dtype, "linear", {}});
+  for (Tensor t : network.outputs()) outputs.push_back(IoTensor{network.tensor(t).name, false, network.tensor(t).desc.dtype, TensorFormat::kLinear, {}});
   for (size_t p = 0; p < num_profiles; ++p) {
     std::map<std::string, Dims> at[3];
     for (const InputDeclaration& d : declared) {

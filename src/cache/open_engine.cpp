@@ -41,7 +41,8 @@ std::vector<std::string> io_mismatches(const IoTable& engine, const IoTable& dec
       out.push_back(fmt::format("{} '{}': type {} in the engine, declared {}", role, want.name, data_type_name(have->dtype),
                                 data_type_name(want.dtype)));
     if (have->format != want.format)
-      out.push_back(fmt::format("{} '{}': format {} in the engine, declared {}", role, want.name, have->format, want.format));
+      out.push_back(fmt::format("{} '{}': format {} in the engine, declared {}", role, want.name,
+                                tensor_format_name(have->format), tensor_format_name(want.format)));
     if (!(have->profiles == want.profiles))
       out.push_back(fmt::format("{} '{}': shape ranges {} in the engine, declared {}", role, want.name, ranges_text(have->profiles),
                                 ranges_text(want.profiles)));

@@ -144,9 +144,9 @@ Status check_io_tensors(const IoTable& table, const Network& network, bool input
     if (io[i]->dtype != info.desc.dtype)
       return corrupt_data("{} {} is {} in the I/O table, {} in the plan's network", role, quote(info.name),
                           data_type_name(io[i]->dtype), data_type_name(info.desc.dtype));
-    if (io[i]->format != "linear")
-      return corrupt_data("{} {} has format {} in the I/O table; the plan binds every input and output linear", role,
-                          quote(info.name), quote(io[i]->format));
+    if (io[i]->format != TensorFormat::kLinear)
+      return corrupt_data("{} {} has format {} in the I/O table; the plan binds every input and output LINEAR", role,
+                          quote(info.name), tensor_format_name(io[i]->format));
     for (size_t p = 0; p < io[i]->profiles.size(); ++p) {
       const ShapeRange& range = io[i]->profiles[p];
       for (const Dims* shape : {&range.min, &range.opt, &range.max}) {

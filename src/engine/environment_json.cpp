@@ -69,8 +69,6 @@ Result<CudaVersions> cuda_from_json(const JsonField& value) {
   return cuda;
 }
 
-bool known_format(const std::string& format) { return format == "linear" || format == "hwc" || format == "hwc8"; }
-
 }  // namespace
 
 json environment_to_json_value(const Environment& environment) {
@@ -150,7 +148,7 @@ json io_table_to_json_value(const IoTable& table) {
     tensors.push_back(json{{"name", tensor.name},
                            {"role", tensor.is_input ? "input" : "output"},
                            {"dtype", std::string(data_type_name(tensor.dtype))},
-                           {"format", tensor.format},
+                           {"format", std::string(tensor_format_name(tensor.format))},
                            {"profiles", std::move(profiles)}});
   }
   return json{{"tensors", std::move(tensors)}};
@@ -175,7 +173,12 @@ Result<IoTable> io_table_from_json_value(const JsonField& value) {
     if (!parsed.is_ok() || data_type_name(*parsed) != dtype_name)
       return dtype.error("expected a data type name, got {}", dtype.shown());
     tensor.dtype = *parsed;
-    TO_ASSIGN_OR_RETURN(tensor.format, entry.get_string("format"));
+    TO_ASSIGN_OR_RETURN(const JsonField format, entry.member("format"));
+    TO_ASSIGN_OR_RETURN(const std::string format_name, format.as_string());
+    auto parsed_format = parse_tensor_format(format_name);
+    if (!parsed_format.is_ok() || tensor_format_name(*parsed_format) != format_name)
+      return format.error("expected LINEAR, HWC or HWC8, got {}", format.shown());
+    tensor.format = *parsed_format;
     TO_ASSIGN_OR_RETURN(const JsonField profiles, entry.member("profiles"));
     TO_ASSIGN_OR_RETURN(const size_t profile_count, profiles.array_size());
     for (size_t p = 0; p < profile_count; ++p) {
@@ -206,9 +209,6 @@ Status IoTable::validate() const {
     if (tensor.is_input && seen_output)
       return invalid_argument("input {} follows an output (inputs come first)", quote(tensor.name));
     seen_output = seen_output || !tensor.is_input;
-    if (!known_format(tensor.format))
-      return invalid_argument("tensor {}: unknown format {} (expected linear, hwc or hwc8)", quote(tensor.name),
-                              quote(tensor.format));
     if (tensor.profiles.size() != tensors.front().profiles.size())
       return invalid_argument("tensor {} has {} profiles, tensor {} has {}", quote(tensor.name), tensor.profiles.size(),
                               quote(tensors.front().name), tensors.front().profiles.size());

@@ -102,7 +102,7 @@ void collect_strings(const json& value, std::vector<std::string>& out) {
 void mutate_value(json& doc, std::mt19937_64& rng) {
   std::vector<json*> values;
   collect(doc, values);
-  std::vector<std::string> strings = {"fp16", "int8", "bool", "fp32", "linear", "hwc", "", "cuda", "y", "x"};
+  std::vector<std::string> strings = {"fp16", "int8", "bool", "fp32", "LINEAR", "HWC", "HWC8", "linear", "", "cuda", "y", "x"};
   collect_strings(doc, strings);
   json& value = *values[rng() % values.size()];
   const auto any_string = [&] { return strings[rng() % strings.size()]; };

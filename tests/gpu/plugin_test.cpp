@@ -8,13 +8,25 @@
 // CubinPlugin: the cubin-backed build of the test library, whose scale_add kernel is not in the
 // library but in the cubin bundle beside it (tests/host/plugin/test_plugins/scale_add_bundle_kernel.cu),
 // fetched through Plugin::attach_kernels; a bundle without this GPU's architecture is refused.
+//
+// CudaPluginFormats: format negotiation on cuda with the format test plugins
+// (tests/host/plugin/test_plugins/format_plugins.h). test::hwc8_pair takes x only fp16/HWC8: fed by
+// an fp16 convolution whose output the planner stores channels-last, with C = 16 it reads the
+// convolution's output in place (no reformat), and its fp16/HWC8 output feeds the next
+// convolution in place too; with C = 12 the family pads x into HWC8 (zeroed padding, which the
+// plugin checks: NaN otherwise) and unpads y. Both match the cpu engine.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
+#include "backends/cuda/device_tensor.h"
 #include "gpu/engine_on_device.h"
 #include "gpu/gpu_testing.h"
+#include "tensoracle/float_formats.h"
 #include "tensoracle/plugin_registry.h"
+#include "tensoracle/tensor_format.h"
 
 namespace tensoracle::testing {
 namespace {
@@ -210,6 +222,153 @@ TEST(CudaPlugin, AnEngineOpenedWithoutItsPluginLibraryNamesIt) {
   EXPECT_NE(engine.status().message().find("needs plugin 'test::scale_add' version 1.0.0, which is not loaded"),
             std::string::npos)
       << engine.status().message();
+}
+
+// ---- format negotiation ----
+
+// The one mapping between the cuda layouts and the public formats (no GPU needed).
+TEST(CudaPluginFormats, ChannelsLastIsHwcAndHwc8WhenTheChannelsNeedNoPadding) {
+  namespace cu = backends::cuda;
+  using F = std::vector<TensorFormat>;
+  EXPECT_EQ(cu::formats_of_layout(cu::Layout::kNhwc, {DataType::kFloat16, {1, 16, 4, 4}}), (F{TensorFormat::kHwc, TensorFormat::kHwc8}));
+  EXPECT_EQ(cu::formats_of_layout(cu::Layout::kNhwc, {DataType::kFloat16, {1, 12, 4, 4}}), (F{TensorFormat::kHwc}));
+  EXPECT_EQ(cu::formats_of_layout(cu::Layout::kNhwc, {DataType::kFloat32, {1, 16, 4, 4}}), (F{TensorFormat::kHwc}));
+  EXPECT_EQ(cu::formats_of_layout(cu::Layout::kLinear, {DataType::kFloat16, {1, 16, 4, 4}}), (F{TensorFormat::kLinear}));
+  EXPECT_EQ(cu::formats_of_layout(cu::Layout::kBshd, {DataType::kFloat16, {1, 16, 4, 4}}), F{});
+  EXPECT_EQ(cu::element_strides({2, 12, 3, 5}, cu::Layout::kNhwc), format_strides(TensorFormat::kHwc, {2, 12, 3, 5}).value());
+}
+
+std::string engine_plan_text(const Engine& engine) { return std::string(engine.file().plan().as_string_view()); }
+
+HostArray fp16_filled(const Dims& shape, int modulus, float step, float offset) {
+  HostArray array = HostArray::zeros(DataType::kFloat16, shape).value();
+  for (int64_t i = 0; i < array.element_count(); ++i)
+    array.data_as<uint16_t>()[i] = float_to_fp16(step * static_cast<float>(i % modulus) + offset);
+  return array;
+}
+
+// out = conv1x1(hwc8_pair(conv3x3(x), b)), fp16 x [N, C, 8, 8], fp32 b, fp16 out.
+EngineBuild conv_pair_build(const std::string& backend, int64_t channels, const PluginRegistry& plugins) {
+  EngineBuild build;
+  build.name = "conv_pair_" + std::to_string(channels) + "_" + backend;
+  build.graph_version = "1";
+  build.graph = [channels](Network& net, const Weights&) {
+    Tensor x = net.add_input("x", DataType::kFloat16, {-1, channels, 8, 8});
+    Tensor b = net.add_input("b", DataType::kFloat32, {-1, channels, 8, 8});
+    Tensor w1 = net.add_constant(fp16_filled({channels, channels, 3, 3}, 7, 0.125f, -0.375f), "w1");
+    Tensor b1 = net.add_constant(fp16_filled({channels}, 3, 0.25f, -0.25f), "b1");
+    Tensor c1 = net.convolution(x, w1, b1, ConvolutionAttributes().set_padding({1, 1}));
+    std::vector<Tensor> y = net.plugin({c1, b}, PluginIdentity{"hwc8_pair", "1.0.0", "test"}, "", "pair");
+    if (y.empty()) return net.status();
+    Tensor w2 = net.add_constant(fp16_filled({channels, channels, 1, 1}, 5, 0.125f, -0.25f), "w2");
+    Tensor b2 = net.add_constant(fp16_filled({channels}, 2, 0.5f, 0.0f), "b2");
+    net.mark_output(net.convolution(y[0], w2, b2), "out");
+    return net.status();
+  };
+  build.weights = Weights::none();
+  for (const char* input : {"x", "b"})
+    build.add_input(input, {ShapeRange{{1, channels, 8, 8}, {4, channels, 8, 8}, {4, channels, 8, 8}}});
+  build.backend = backend;
+  build.quiet = true;
+  build.plugins = plugins;
+  return build;
+}
+
+nlohmann::json cuda_plan_layer(const Engine& engine, const std::string& name) {
+  const nlohmann::json plan = nlohmann::json::parse(engine.file().plan().as_string_view());
+  for (const auto& layer : plan["layers"])
+    if (layer["name"] == name) return layer;
+  return nullptr;
+}
+
+class CudaPluginFormats : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(CudaPluginFormats, Hwc8PairBetweenFp16ConvolutionsMatchesTheCpuEngine) {
+  TO_SKIP_WITHOUT_GPU();
+  const int64_t channels = GetParam();
+  const PluginRegistry plugins = test_plugins(TEST_FORMAT_PLUGINS_LIBRARY);
+  auto cuda = engine_for(conv_pair_build("cuda", channels, plugins));
+  ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
+  auto cpu = engine_for(conv_pair_build("cpu", channels, plugins));
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+
+  const nlohmann::json pair = cuda_plan_layer(*cuda, "pair");
+  ASSERT_TRUE(pair.is_object()) << engine_plan_text(*cuda);
+  EXPECT_EQ(pair["choice"]["formats"]["inputs"], nlohmann::json::array({"fp16/HWC8", "fp32/LINEAR"})) << pair.dump();
+  if (channels % 8 == 0) {
+    // The convolutions' channels-last fp16 tensors are HWC8 already: the plugin reads x and writes
+    // y in place, so both stay nhwc and no conversion runs (plugin_family.h).
+    EXPECT_EQ(pair["input_layouts"][0], "nhwc") << pair.dump();
+    EXPECT_EQ(pair["output_layouts"][0], "nhwc") << pair.dump();
+  }
+
+  for (int64_t batch : {1, 4}) {
+    const HostArray x = fp16_filled({batch, channels, 8, 8}, 13, 0.125f, -0.75f);
+    HostArray b = HostArray::zeros(DataType::kFloat32, {batch, channels, 8, 8}).value();
+    for (int64_t i = 0; i < b.element_count(); ++i) b.data_as<float>()[i] = 0.25f * static_cast<float>(i % 9) - 1.0f;
+    const NamedArrayViews inputs{{"x", x.view()}, {"b", b.view()}};
+    auto on_gpu = run_on_device(*cuda, inputs);
+    ASSERT_TRUE(on_gpu.is_ok()) << on_gpu.status().to_string();
+    auto reference = cpu->create_execution()->run_on_host(inputs);
+    ASSERT_TRUE(reference.is_ok()) << reference.status().to_string();
+    const HostArray& got = on_gpu->at("out");
+    const HostArray& want = reference->at("out");
+    ASSERT_EQ(got.shape(), want.shape());
+    int nonzero = 0;
+    for (int64_t i = 0; i < got.element_count(); ++i) {
+      const float g = fp16_to_float(got.data_as<uint16_t>()[i]), w = fp16_to_float(want.data_as<uint16_t>()[i]);
+      // fp16 convolutions on two backends: a few fp16 ulps apart (accumulation order).
+      ASSERT_TRUE(std::isfinite(g)) << "element " << i << " at batch " << batch << " (NaN: x's HWC8 padding was not zero)";
+      EXPECT_NEAR(g, w, 0.02f + 0.01f * std::fabs(w)) << "element " << i << " at batch " << batch;
+      nonzero += w != 0 ? 1 : 0;
+    }
+    EXPECT_GT(nonzero, got.element_count() / 2);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Channels, CudaPluginFormats, ::testing::Values(16, 12),
+                         [](const ::testing::TestParamInfo<int64_t>& channels) { return "C" + std::to_string(channels.param); });
+
+// test::multi_format takes x fp32/LINEAR, fp16/LINEAR or fp16/HWC8 and y in x's type: on cuda an
+// fp32 y beside an fp16 x is cast on the device, and the sum matches the cpu engine exactly.
+TEST(CudaPluginFormats, ACastInputMatchesTheCpuEngineExactly) {
+  TO_SKIP_WITHOUT_GPU();
+  const PluginRegistry plugins = test_plugins(TEST_FORMAT_PLUGINS_LIBRARY);
+  const auto build_for = [&](const std::string& backend) {
+    EngineBuild build;
+    build.name = "multi_format_" + backend;
+    build.graph_version = "1";
+    build.graph = [](Network& net, const Weights&) {
+      Tensor x = net.add_input("x", DataType::kFloat16, {-1, 24});
+      Tensor y = net.add_input("y", DataType::kFloat32, {-1, 24});
+      std::vector<Tensor> z = net.plugin({x, y}, PluginIdentity{"multi_format", "1.0.0", "test"}, "", "multi");
+      if (!z.empty()) net.mark_output(z[0], "z");
+      return net.status();
+    };
+    build.weights = Weights::none();
+    build.add_input("x", {ShapeRange{{1, 24}, {3, 24}, {3, 24}}});
+    build.add_input("y", {ShapeRange{{1, 24}, {3, 24}, {3, 24}}});
+    build.backend = backend;
+    build.quiet = true;
+    build.plugins = plugins;
+    return build;
+  };
+  auto cuda = engine_for(build_for("cuda"));
+  ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
+  auto cpu = engine_for(build_for("cpu"));
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  EXPECT_EQ(cuda_plan_layer(*cuda, "multi")["choice"]["formats"]["inputs"], nlohmann::json::array({"fp16/LINEAR", "fp16/LINEAR"}));
+  const HostArray x = fp16_filled({3, 24}, 11, 0.25f, -1.0f);
+  HostArray y = HostArray::zeros(DataType::kFloat32, {3, 24}).value();
+  // Some values not fp16 numbers: the cast rounds them the same way on both backends.
+  for (int64_t i = 0; i < y.element_count(); ++i) y.data_as<float>()[i] = 0.1f * static_cast<float>(i % 17) - 0.7f;
+  const NamedArrayViews inputs{{"x", x.view()}, {"y", y.view()}};
+  auto on_gpu = run_on_device(*cuda, inputs);
+  ASSERT_TRUE(on_gpu.is_ok()) << on_gpu.status().to_string();
+  auto reference = cpu->create_execution()->run_on_host(inputs);
+  ASSERT_TRUE(reference.is_ok()) << reference.status().to_string();
+  for (int64_t i = 0; i < x.element_count(); ++i)
+    EXPECT_EQ(on_gpu->at("z").data_as<float>()[i], reference->at("z").data_as<float>()[i]) << "element " << i;
 }
 
 }  // namespace

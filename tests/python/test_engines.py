@@ -153,7 +153,7 @@ def test_serialized_engines_without_the_cache(tinynet_build, tinynet_io, tmp_pat
     engine = tensoracle.Engine.deserialize(data, "tinynet bytes")
     assert engine.backend == tinynet_build.backend and engine.input_names == ["image"] and engine.output_names == ["probs"]
     [image, probs] = engine.io_table
-    assert (image.is_input, image.dtype, image.format) == (True, "fp32", "linear")
+    assert (image.is_input, image.dtype, image.format) == (True, "fp32", "LINEAR")
     assert probs.profiles[0].max == (8, 10)
     (tmp_path / "tinynet.engine").write_bytes(data)
     from_file = tensoracle.Engine.open(tmp_path / "tinynet.engine")

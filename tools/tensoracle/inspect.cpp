@@ -2,7 +2,7 @@
 //
 // Describes an engine file without running it (so engines built elsewhere can be inspected):
 // what it was built for, its I/O table, its layers after fusion with their tactics and
-// precisions, and its memory. Exit status: 0, or 2 when the file is not a valid engine.
+// precisions (and for plugin layers the type/format of each input and output), and its memory. Exit status: 0, or 2 when the file is not a valid engine.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -51,6 +51,29 @@ std::string environment_text(const Environment& e, const std::vector<PluginFinge
   return text;
 }
 
+// A plugin layer's negotiated formats: the cpu plan records them as "formats", the cuda plan as
+// its tactic's choice. Null for other layers.
+const json* plugin_formats(const json& layer) {
+  if (layer.contains("formats")) return &layer["formats"];
+  if (layer.contains("choice") && layer["choice"].is_object() && layer["choice"].contains("formats"))
+    return &layer["choice"]["formats"];
+  return nullptr;
+}
+
+// "       input 0: fp16/HWC8  input 1: fp32/LINEAR  output 0: fp32/LINEAR"; an engine's hostile
+// entries are shown as JSON.
+std::string formats_text(const json& formats) {
+  std::string text = "       formats:";
+  for (const char* role : {"inputs", "outputs"}) {
+    if (!formats.is_object() || !formats.contains(role) || !formats[role].is_array()) continue;
+    const json& list = formats[role];
+    for (size_t i = 0; i < list.size(); ++i)
+      text += fmt::format("  {} {}: {}", role == std::string("inputs") ? "input" : "output", i,
+                          list[i].is_string() ? list[i].get<std::string>() : list[i].dump());
+  }
+  return text + "\n";
+}
+
 void run_inspect(const InspectArgs& args) {
   auto opened = EngineFile::open(args.path);
   if (!opened.is_ok()) fail_usage(opened.status().message());
@@ -71,7 +94,7 @@ void run_inspect(const InspectArgs& args) {
     json ranges = json::array();
     for (const ShapeRange& r : t.profiles) ranges.push_back(range_json(r));
     io.push_back(json{{"name", t.name}, {"role", t.is_input ? "input" : "output"}, {"dtype", std::string(data_type_name(t.dtype))},
-                      {"format", t.format}, {"profiles", ranges}});
+                      {"format", std::string(tensor_format_name(t.format))}, {"profiles", ranges}});
   }
   json layers = plan.is_object() && plan.contains("layers") ? plan["layers"] : json::array();
   json memory = plan.is_object() && plan.contains("memory") ? plan["memory"] : json::object();
@@ -104,7 +127,8 @@ void run_inspect(const InspectArgs& args) {
   for (const IoTensor& t : file.io_table().tensors) {
     std::string ranges;
     for (size_t p = 0; p < t.profiles.size(); ++p) ranges += fmt::format("{}[{}] {}", p ? "  " : "", p, range_text(t.profiles[p]));
-    text += fmt::format("  {:<6} {:<16} {:<6} {:<6} {}\n", t.is_input ? "input" : "output", t.name, data_type_name(t.dtype), t.format,
+    text += fmt::format("  {:<6} {:<16} {:<6} {:<6} {}\n", t.is_input ? "input" : "output", t.name, data_type_name(t.dtype),
+                        tensor_format_name(t.format),
                         ranges);
   }
   text += fmt::format("\nlayers ({}):\n", layers.size());
@@ -113,6 +137,7 @@ void run_inspect(const InspectArgs& args) {
     const json& l = layers[i];
     text += fmt::format("  {:<4} {:<28} {:<16} {:<16} {}\n", i, l.value("name", ""), l.value("kind", ""), l.value("tactic", ""),
                         l.value("precision", ""));
+    if (const json* formats = l.is_object() ? plugin_formats(l) : nullptr) text += formats_text(*formats);
   }
   text += "\nmemory:\n";
   for (const auto& [key, value] : memory.items()) text += fmt::format("  {:<26} {}\n", key, value.dump());

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/plugin_kernel.h"
 #include "backends/plan_network.h"
 #include "graph/liveness.h"
 #include "core/errors.h"
@@ -66,6 +67,10 @@ Result<BackendPlan> make_cpu_plan(const Network& network, const std::map<std::st
         if (bytes.is_ok()) activation_bytes += static_cast<uint64_t>(*bytes);
       }
     }
+    if (node.kind == OpKind::kPlugin) {
+      TO_ASSIGN_OR_RETURN(const PluginFormats formats, plugin_layer_formats(network, node));
+      layer["formats"] = plugin_formats_to_json(formats);
+    }
     layers.push_back(std::move(layer));
   }
   json doc{{"backend", "cpu"},
@@ -84,10 +89,38 @@ Result<BackendPlan> make_cpu_plan(const Network& network, const std::map<std::st
 
 namespace {
 
+// A plugin layer's recorded formats: well-formed always, and those the cpu backend runs it in
+// when the network's plugins can make the plugin (without them the engine does not run, and
+// opening it names the missing plugin).
+Status check_plugin_formats(const JsonField& layer, const Network& network, const Node& node) {
+  TO_ASSIGN_OR_RETURN(const std::optional<JsonField> field, layer.optional_member("formats"));
+  if (node.kind != OpKind::kPlugin) {
+    if (field) return field->error("layer {} is a {} layer, not a plugin", quote(node.name), op_kind_name(node.kind));
+    return Status::ok();
+  }
+  if (!field) return layer.error("plugin layer {} records no formats", quote(node.name));
+  std::vector<TensorDesc> inputs, outputs;
+  for (Tensor t : node.inputs) {
+    if (!t.valid()) return layer.error("plugin layer {} has an omitted input", quote(node.name));
+    inputs.push_back(network.tensor(t).desc);
+  }
+  for (Tensor t : node.outputs) outputs.push_back(network.tensor(t).desc);
+  TO_ASSIGN_OR_RETURN(const PluginFormats recorded, plugin_formats_from_json(*field, inputs, outputs));
+  const auto* attrs = node.attributes<PluginAttributes>();
+  TO_ASSERT(attrs != nullptr);
+  if (!network.plugins().find(attrs->plugin, attrs->version).is_ok()) return Status::ok();
+  TO_ASSIGN_OR_RETURN(const PluginFormats negotiated, plugin_layer_formats(network, node));
+  if (recorded != negotiated)
+    return field->error("layer {} records formats {}; the cpu backend negotiates {}", quote(node.name),
+                        plugin_formats_text(recorded), plugin_formats_text(negotiated));
+  return Status::ok();
+}
+
 // The plan's "layers" entry of `node`: it says what inspect shows, so it must say the truth.
 Status check_layer(const JsonField& layer, const Network& network, const Node& node) {
-  TO_RETURN_IF_ERROR(
-      layer.allow_keys({"name", "kind", "tactic", "precision", "compute", "graph_layers", "inputs", "outputs"}));
+  TO_RETURN_IF_ERROR(layer.allow_keys(
+      {"name", "kind", "tactic", "precision", "compute", "graph_layers", "inputs", "outputs", "formats"}));
+  TO_RETURN_IF_ERROR(check_plugin_formats(layer, network, node));
   TO_ASSIGN_OR_RETURN(const JsonField name, layer.member("name"));
   TO_ASSIGN_OR_RETURN(const std::string name_text, name.as_string());
   if (name_text != node.name)

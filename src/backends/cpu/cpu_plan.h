@@ -16,7 +16,8 @@
 
 namespace tensoracle::backends::cpu {
 
-inline constexpr int kCpuPlanVersion = 1;
+// 2: plugin layers record their negotiated formats ("formats", plugin_formats.h).
+inline constexpr int kCpuPlanVersion = 2;
 
 // Plans `network` (which the CPU backend must support entirely). `opt_inputs` (input shapes at
 // the first profile's opt) sizes the memory estimate. `progress` (may be empty) hears of each
@@ -26,7 +27,8 @@ Result<BackendPlan> make_cpu_plan(const Network& network, const std::map<std::st
 
 // What only the cpu backend knows in its plan (Backend::check_plan): the plan version, and one
 // "layers" entry per live layer, in order, naming its kind, tactic, precision, inputs and outputs
-// exactly as the network (already checked by the engine layer) has them. `source` starts errors.
+// exactly as the network (already checked by the engine layer) has them, and for plugin layers
+// the formats the backend negotiates for them. `source` starts errors.
 Status check_cpu_plan(const CheckedPlan& plan, const std::string& source);
 
 }  // namespace tensoracle::backends::cpu

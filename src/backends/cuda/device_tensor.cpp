@@ -13,13 +13,27 @@ const char* layout_name(Layout layout) {
   return "linear";
 }
 
+std::vector<TensorFormat> formats_of_layout(Layout layout, const TensorDesc& desc) {
+  switch (layout) {
+    case Layout::kLinear: return {TensorFormat::kLinear};
+    case Layout::kNhwc: {
+      if (desc.shape.rank() != 4) return {};
+      std::vector<TensorFormat> out{TensorFormat::kHwc};
+      if (check_format_applies({desc.dtype, TensorFormat::kHwc8}, desc.shape).is_ok() && desc.shape[1] % 8 == 0)
+        out.push_back(TensorFormat::kHwc8);
+      return out;
+    }
+    case Layout::kBshd: break;
+  }
+  return {};
+}
+
 std::vector<int64_t> element_strides(const Dims& shape, Layout layout) {
   const size_t rank = shape.rank();
   std::vector<int64_t> strides(rank, 1);
   if (layout == Layout::kNhwc && rank == 4) {
-    const int64_t c = shape[1], h = shape[2], w = shape[3];
-    strides = {h * w * c, 1, w * c, c};
-    return strides;
+    auto hwc = format_strides(TensorFormat::kHwc, shape);
+    if (hwc.is_ok()) return *std::move(hwc);
   }
   if (layout == Layout::kBshd && rank == 4) {
     const int64_t h = shape[1], s = shape[2], d = shape[3];

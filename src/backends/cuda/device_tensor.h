@@ -2,8 +2,10 @@
 // NCHW order for images), its memory layout and the address.
 //
 // Layouts: kLinear is row-major over the logical dims (the network's default; every engine input
-// and output is linear). kNhwc is a rank-4 tensor whose logical dims are [N, C, H, W] stored
-// channels-last (physical order N, H, W, C), which tensor-core convolutions prefer in fp16/bf16.
+// and output is linear): TensorFormat::kLinear. kNhwc is a rank-4 tensor whose logical dims are
+// [N, C, H, W] stored channels-last (physical order N, H, W, C), which tensor-core convolutions
+// prefer in fp16/bf16: TensorFormat::kHwc, and kHwc8 too where C needs no padding
+// (formats_of_layout is the one place that says so).
 // kBshd is a rank-4 tensor whose logical dims are [B, H, S, D] stored as [B, S, H, D]: the bytes
 // of a linear [B, S, H*D] projection split into heads, which attention reads and writes in place
 // of the graph's transposes around it.
@@ -14,12 +16,19 @@
 #include <vector>
 
 #include "tensoracle/network.h"
+#include "tensoracle/tensor_format.h"
 
 namespace tensoracle::backends::cuda {
 
 enum class Layout : uint8_t { kLinear, kNhwc, kBshd };
 
 const char* layout_name(Layout layout);  // "linear", "nhwc", "bshd"
+
+// The public formats (tensor_format.h) that a tensor described by `desc` and stored in `layout`
+// already is, in its own type: linear is LINEAR; nhwc is HWC, and also HWC8 for fp16/bf16 with C a
+// multiple of 8 (the padding is empty); bshd is none. What a plugin may read or write in place
+// (format_negotiation.h).
+std::vector<TensorFormat> formats_of_layout(Layout layout, const TensorDesc& desc);
 
 // Element strides of each logical dim for `shape` stored in `layout` (kNhwc and kBshd need rank 4).
 std::vector<int64_t> element_strides(const Dims& shape, Layout layout);

@@ -15,7 +15,8 @@
 
 namespace tensoracle::backends::cuda {
 
-inline constexpr int kCudaPlanVersion = 2;  // 2: steps on two streams
+// 2: steps on two streams; 3: plugin steps record their negotiated formats (plugin_family.h).
+inline constexpr int kCudaPlanVersion = 3;
 
 struct SerializedPlan {
   std::string json;

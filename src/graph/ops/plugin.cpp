@@ -6,6 +6,7 @@
 
 #include "graph/network_impl.h"
 #include "graph/op_def.h"
+#include "plugin/format_negotiation.h"
 #include "plugin/plugin_call.h"
 #include "tensoracle/hashing.h"
 
@@ -13,10 +14,14 @@ namespace tensoracle {
 
 namespace {
 
-std::string allowed_list(const PluginInput& input) {
-  std::vector<std::string> names;
-  for (const TypeFormat& tf : input.allowed) names.push_back(type_format_name(tf));
-  return fmt::format("{}", fmt::join(names, ", "));
+// An output declared HWC or HWC8 must be an image its format applies to.
+Status check_output_formats(const std::string& who, const PluginIO& io, const PluginAttributes& attrs) {
+  for (size_t o = 0; o < io.outputs.size(); ++o) {
+    const Status applies = check_format_applies(io.outputs[o].type_format, attrs.output_shapes[o]);
+    if (!applies.is_ok())
+      return invalid_argument("plugin '{}' output {} '{}': {}", who, o, io.outputs[o].name, applies.message());
+  }
+  return Status::ok();
 }
 
 // The recorded outputs of a plugin layer with `inputs`, from the plugin made from `parameters`.
@@ -31,38 +36,25 @@ Status resolve_outputs(const Network& net, const std::vector<Tensor>& inputs, st
   const PluginIO& io = declaration.io;
   if (io.inputs.size() != inputs.size())
     return invalid_argument("plugin '{}' takes {} inputs, {} given", who, io.inputs.size(), inputs.size());
+  // The formats every backend starts from: what the producers write, in their own types. A
+  // layer no combination can serve is refused here, when the network is defined.
+  std::vector<plugin::ProvidedInput> provided;
+  for (Tensor t : inputs) provided.push_back({net.tensor(t).desc.dtype, net.tensor(t).desc.shape, {}});
+  TO_ASSIGN_OR_RETURN(const std::vector<TypeFormat> chosen, plugin::negotiate_plugin_inputs(*plugin, who, io, provided));
   std::vector<PluginTensorDesc> descs;
-  std::vector<TypeFormat> chosen;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorInfo& info = net.tensor(inputs[i]);
-    // The builder negotiates LINEAR only today: the input's own type in its own layout.
-    const TypeFormat candidate{info.desc.dtype, TensorFormat::kLinear};
-    TO_ASSIGN_OR_RETURN(const bool accepted, plugin::call_plugin(who, "supports", [&]() {
-                          return Result<bool>(plugin->supports(static_cast<int>(i), candidate, chosen));
-                        }));
-    if (!accepted)
-      return invalid_argument("plugin '{}' does not accept {} for input {} '{}' (tensor '{}', {}); it declares {}", who,
-                              type_format_name(candidate), i, io.inputs[i].name, info.name, info.desc.to_string(),
-                              allowed_list(io.inputs[i]));
-    chosen.push_back(candidate);
-    descs.push_back(PluginTensorDesc{candidate, info.desc.shape});
-  }
+  for (size_t i = 0; i < inputs.size(); ++i) descs.push_back(PluginTensorDesc{chosen[i], provided[i].shape});
   attrs.output_types.clear();
   attrs.output_shapes.clear();
   attrs.output_copy_inputs.clear();
   size_t computed = 0;
   for (const PluginOutput& output : io.outputs) {
-    if (output.type_format.format != TensorFormat::kLinear)
-      return unsupported("plugin '{}' output '{}' is {}: only LINEAR outputs are supported yet (format negotiation is "
-                         "not implemented)",
-                         who, output.name, type_format_name(output.type_format));
     attrs.output_types.push_back(output.type_format.type);
     const bool copies = output.shape.kind == OutputShapeRule::Kind::kCopyInput;
     attrs.output_copy_inputs.push_back(copies ? output.shape.input_index : -1);
     attrs.output_shapes.push_back(copies ? descs[static_cast<size_t>(output.shape.input_index)].shape : Dims{});
     computed += copies ? 0 : 1;
   }
-  if (computed == 0) return Status::ok();
+  if (computed == 0) return check_output_formats(who, io, attrs);
   TO_ASSIGN_OR_RETURN(const std::vector<Dims> shapes, plugin::call_plugin(who, "computed_output_shapes", [&]() {
                         return plugin->computed_output_shapes(descs);
                       }));
@@ -79,7 +71,7 @@ Status resolve_outputs(const Network& net, const std::vector<Tensor>& inputs, st
                          who, io.outputs[o].name, shape.to_string());
     attrs.output_shapes[o] = shape;
   }
-  return Status::ok();
+  return check_output_formats(who, io, attrs);
 }
 
 }  // namespace

@@ -208,13 +208,13 @@ TEST(Engine, DeclarationMismatchesAreAllNamed) {
 }
 
 TEST(Engine, IoMismatchesNameEveryDifference) {
-  IoTable engine{{IoTensor{"image", true, DataType::kFloat32, "linear", {ShapeRange::fixed({1, 3, 8, 8})}},
-                  IoTensor{"probs", false, DataType::kFloat32, "linear", {ShapeRange::fixed({1, 10})}}}};
+  IoTable engine{{IoTensor{"image", true, DataType::kFloat32, TensorFormat::kLinear, {ShapeRange::fixed({1, 3, 8, 8})}},
+                  IoTensor{"probs", false, DataType::kFloat32, TensorFormat::kLinear, {ShapeRange::fixed({1, 10})}}}};
   IoTable declared = engine;
   EXPECT_TRUE(io_mismatches(engine, declared).empty());
   declared.tensors[0].dtype = DataType::kFloat16;
   declared.tensors[1].profiles[0] = ShapeRange::fixed({1, 11});
-  declared.tensors.push_back(IoTensor{"extra", false, DataType::kFloat32, "linear", {ShapeRange::fixed({1})}});
+  declared.tensors.push_back(IoTensor{"extra", false, DataType::kFloat32, TensorFormat::kLinear, {ShapeRange::fixed({1})}});
   const auto found = io_mismatches(engine, declared);
   ASSERT_EQ(found.size(), 3u);
   EXPECT_NE(found[0].find("input 'image': type fp32 in the engine, declared fp16"), std::string::npos) << found[0];

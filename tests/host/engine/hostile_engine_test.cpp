@@ -96,8 +96,14 @@ TEST(HostileEngine, RangesFormatsAndRanksThatContradictThePlanAreRefused) {
                 .find("profile 0 at its max shapes: output 'y' is [4,4,9,8] in the I/O table, but the plan's network "
                       "computes [4,4,8,8]"),
             std::string::npos);
-  EXPECT_NE(refusal(with_io([](json& io) { io["tensors"][0]["format"] = "hwc"; })).find("has format 'hwc'"),
+  EXPECT_NE(refusal(with_io([](json& io) { io["tensors"][0]["format"] = "HWC"; })).find("has format HWC"),
             std::string::npos);
+  // The names are the format vocabulary's, exactly (tensor_format.h).
+  for (const char* format : {"hwc", "nc32hw"})
+    EXPECT_NE(refusal(with_io([&](json& io) { io["tensors"][0]["format"] = format; }))
+                  .find(fmt::format("expected LINEAR, HWC or HWC8, got \"{}\"", format)),
+              std::string::npos)
+        << format;
   EXPECT_NE(refusal(with_io([](json& io) {
               for (const char* point : {"min", "opt", "max"}) io["tensors"][0]["profiles"][0][point] = {1, 3, 8};
             })).find("has rank 3, the plan's network has fp32[-1,3,8,8]"),

@@ -18,9 +18,9 @@ inline Environment sample_environment() {
 
 inline IoTable sample_io_table() {
   IoTable table;
-  table.tensors.push_back({"image", true, DataType::kFloat32, "linear",
+  table.tensors.push_back({"image", true, DataType::kFloat32, TensorFormat::kLinear,
                            {ShapeRange{{1, 3, 8, 8}, {2, 3, 8, 8}, {4, 3, 8, 8}}, ShapeRange::fixed({8, 3, 8, 8})}});
-  table.tensors.push_back({"logits", false, DataType::kFloat16, "linear",
+  table.tensors.push_back({"logits", false, DataType::kFloat16, TensorFormat::kLinear,
                            {ShapeRange{{1, 10}, {2, 10}, {4, 10}}, ShapeRange::fixed({8, 10})}});
   return table;
 }

@@ -248,22 +248,30 @@ TEST(PluginEngine, APluginLayerWhosePluginIsNotLoadedFailsTheGraphNamingIt) {
   EXPECT_TRUE(contains(message, "layer 'scale_add' (plugin): plugin 'test::scale_add' version 1.0.0 is not loaded")) << message;
 }
 
-TEST(PluginEngine, APluginRefusingAnInputTypeIsNamedWithWhatItAccepts) {
-  EngineBuild build = scale_add_build(test_plugins());
-  build.inputs.clear();
-  build.graph = [](Network& net, const Weights&) {
-    Tensor x = net.add_input("x", DataType::kFloat16, {2, 4});
-    Tensor b = net.add_input("b", DataType::kFloat32, {2, 4});
-    std::vector<Tensor> y = net.plugin({x, b}, kScaleAdd, float_bytes(1.0f), "scale_add");
-    if (!y.empty()) net.mark_output(y[0], "y");
-    return net.status();
-  };
-  auto bytes = build_serialized_engine(build);
-  ASSERT_FALSE(bytes.is_ok());
-  EXPECT_TRUE(contains(bytes.status().message(),
-                       "plugin 'test::scale_add 1.0.0' does not accept fp16/LINEAR for input 0 'x' (tensor 'x', "
-                       "fp16[2,4]); it declares fp32/LINEAR"))
-      << bytes.status().message();
+// scale_add takes fp32 only: an fp16 input is cast for it (format_negotiation.h), an int32 one
+// cannot be, and the refusal names the plugin, the input and what it allows.
+TEST(PluginEngine, APluginInputOfAnotherFloatTypeIsCastAndOfAnIntegerTypeRefused) {
+  for (const DataType type : {DataType::kFloat16, DataType::kInt32}) {
+    EngineBuild build = scale_add_build(test_plugins());
+    build.inputs.clear();
+    build.graph = [type](Network& net, const Weights&) {
+      Tensor x = net.add_input("x", type, {2, 4});
+      Tensor b = net.add_input("b", DataType::kFloat32, {2, 4});
+      std::vector<Tensor> y = net.plugin({x, b}, kScaleAdd, float_bytes(1.0f), "scale_add");
+      if (!y.empty()) net.mark_output(y[0], "y");
+      return net.status();
+    };
+    auto bytes = build_serialized_engine(build);
+    if (type == DataType::kFloat16) {
+      EXPECT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+      continue;
+    }
+    ASSERT_FALSE(bytes.is_ok());
+    EXPECT_TRUE(contains(bytes.status().message(),
+                         "plugin 'test::scale_add 1.0.0' input 0 'x' (int32[2,4], written LINEAR): no combination it "
+                         "allows can be served; it allows fp32/LINEAR (types convert only among fp32, fp16 and bf16)"))
+        << bytes.status().message();
+  }
 }
 
 // A one-input plugin layer of `identity` on x [2, 4].

@@ -226,10 +226,16 @@ TEST(Dcnv2Shapes, InconsistentShapesAreRefusedWithTheExpectedShape) {
       << groups_error;
 }
 
-TEST(Dcnv2Shapes, InputsOfAnotherTypeThanTheParametersAreRefused) {
-  const std::string error = define_error(valid_shapes(), encode(valid_parameters()), DataType::kFloat16);
-  EXPECT_TRUE(contains(error, "does not accept fp16/LINEAR for input 0 'x'")) << error;
-  EXPECT_TRUE(contains(error, "it declares fp32/LINEAR")) << error;
+// Format negotiation (docs/plugins.md "Formats") casts fp16 inputs to the fp32 the parameters
+// declare; an integer input cannot be cast and is refused with what the plugin allows.
+TEST(Dcnv2Shapes, InputsOfAnotherFloatTypeAreCastAndOfAnIntegerTypeRefused) {
+  Network cast;
+  const Status defined = define(cast, valid_shapes(), encode(valid_parameters()), DataType::kFloat16);
+  EXPECT_TRUE(defined.is_ok()) << defined.to_string();
+  const std::string error = define_error(valid_shapes(), encode(valid_parameters()), DataType::kInt32);
+  EXPECT_TRUE(contains(error, "input 0 'x' (int32[1,4,6,6], written LINEAR): no combination it allows can be served"))
+      << error;
+  EXPECT_TRUE(contains(error, "it allows fp32/LINEAR (types convert only among fp32, fp16 and bf16)")) << error;
 }
 
 }  // namespace
