@@ -153,6 +153,10 @@ TEST_F(OptimizeWithPlugins, ALibraryThatDoesNotLoadExits2NamingWhereItWasGiven) 
 TEST_F(OptimizeWithPlugins, TwoLibrariesRegisteringOnePluginExit2) {
   const std::string copy = out_.path() + "/libtensoracle_plugins_copy.so";
   std::filesystem::copy_file(kPluginsLibrary, copy);
+  // With its cubin bundle, found beside it under the copy's name: the copy loads, and only then
+  // does registering dcnv2 a second time fail.
+  std::filesystem::copy(std::filesystem::path(kPluginsLibrary).parent_path() / "tensoracle_plugins_bundle",
+                        out_.path() + "/tensoracle_plugins_copy_bundle", std::filesystem::copy_options::recursive);
   const CliRun r = optimize(pipeline("plugins = [\"" + kPluginsLibrary + "\"]", kPluginStage1), "--plugin " + copy);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--plugin"), std::string::npos) << r.output;
