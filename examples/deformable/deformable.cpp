@@ -1,9 +1,11 @@
 #include "deformable.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "dcnv2/dcnv2_parameters.h"
+#include "deformable/custom_plugin/deform_sample_parameters.h"
 
 namespace deformable {
 
@@ -18,6 +20,7 @@ struct Builder {
   Network& net;
   const Weights& w;
   DataType precision;
+  Status error = Status::ok();  // the first error of a step the network does not check (stacked)
 
   Tensor to(Tensor x, DataType type) { return !x.valid() || net.tensor(x).desc.dtype == type ? x : net.cast(x, type); }
   Tensor param(const std::string& name) { return to(net.weight(w, name), precision); }
@@ -60,11 +63,56 @@ struct Builder {
     grid = net.reshape(grid, ReshapeAttributes().set_shape({n, kTaps * h, wd, 2}));
     Tensor sampled = net.grid_sample(x, grid, GridSampleAttributes().set_align_corners(true).set_name("dcn.sample"));
     Tensor modulated = net.mul(sampled, net.reshape(mask, ReshapeAttributes().set_shape({n, 1, kTaps * h, wd})));
-    Tensor columns = net.reshape(modulated, ReshapeAttributes().set_shape({n, c * kTaps, h * wd}));
+    return apply_weight(net.reshape(modulated, ReshapeAttributes().set_shape({n, c * kTaps, h * wd})), x_shape);
+  }
+
+  // The deformable convolution's weight and bias applied to the column matrix [N, C*T, H*W].
+  Tensor apply_weight(Tensor columns, const Dims& x_shape) {
+    const int64_t n = x_shape[0], c = x_shape[1], h = x_shape[2], wd = x_shape[3];
     Tensor weight = net.reshape(param("dcn.weight"), ReshapeAttributes().set_shape({-1, c * kTaps}));
     Tensor y = net.matmul(weight, columns, MatMulAttributes().set_name("dcn.matmul"));  // [N, K, H*W]
     y = net.add(y, net.reshape(param("dcn.bias"), ReshapeAttributes().set_shape({-1, 1})));
     return net.reshape(y, ReshapeAttributes().set_shape({n, -1, h, wd}));
+  }
+
+  // The offset and mask convolutions as one (mmcv's conv_offset): their weights and biases
+  // stacked along the output channels, so its 27 channels are the 18 offsets, then the 9 mask
+  // logits (deformable::deform_sample's offset_mask). The stacking is done here, on the host.
+  Tensor offset_mask_conv(Tensor x) {
+    Tensor weight = stacked("offset.weight", "mask.weight", "offset_mask.weight");
+    Tensor bias = stacked("offset.bias", "mask.bias", "offset_mask.bias");
+    if (!weight.valid() || !bias.valid()) return Tensor{};
+    return net.convolution(x, weight, bias, ConvolutionAttributes().set_padding({kPadding, kPadding}).set_name("offset_mask"));
+  }
+  Tensor stacked(const std::string& first, const std::string& second, const std::string& name) {
+    Result<ArrayView> a = w.view(first), b = w.view(second);
+    for (const auto* view : {&a, &b})
+      if (!view->is_ok()) return fail(view->status());
+    if (a->dtype != DataType::kFloat32 || b->dtype != DataType::kFloat32 || a->shape.rank() != b->shape.rank() ||
+        a->shape.rank() == 0)
+      return fail(Status(StatusCode::kInvalidArgument, "deformable: " + first + " " + a->shape.to_string() + " and " + second +
+                                                           " " + b->shape.to_string() + " must be fp32 of one rank"));
+    Dims shape = a->shape;
+    shape[0] += b->shape[0];
+    HostArray out = HostArray::zeros(DataType::kFloat32, shape).value();
+    if (out.byte_size() != a->byte_size() + b->byte_size())
+      return fail(Status(StatusCode::kInvalidArgument, "deformable: " + first + " " + a->shape.to_string() + " and " +
+                                                           second + " " + b->shape.to_string() + " differ beyond dim 0"));
+    std::memcpy(out.data(), a->data, a->byte_size());
+    std::memcpy(static_cast<char*>(out.data()) + a->byte_size(), b->data, b->byte_size());
+    return constant(std::move(out), name);
+  }
+  Tensor fail(const Status& status) {
+    if (error.is_ok()) error = status;
+    return Tensor{};
+  }
+
+  Tensor deform_conv_custom_plugin(Tensor x, const Dims& x_shape) {
+    Tensor offset_mask = offset_mask_conv(x);
+    if (!offset_mask.valid()) return Tensor{};
+    std::vector<Tensor> columns =
+        net.plugin({x, offset_mask}, kDeformSampleIdentity, encode_deform_sample(precision), "dcn.sample");
+    return columns.empty() ? Tensor{} : apply_weight(columns[0], x_shape);
   }
 
   Tensor deform_conv_plugin(Tensor x, Tensor offset, Tensor mask) {
@@ -90,10 +138,16 @@ Status define(Network& net, const Weights& w, Dims input_shape, DataType precisi
   Builder b{net, w, precision};
   Tensor x = b.to(net.add_input(kInput, DataType::kFloat32, input_shape), precision);
   x = net.relu(b.conv(x, "stem", 1));
-  Tensor offset = b.conv(x, "offset", 1);
-  Tensor mask = net.activation(b.conv(x, "mask", 1), ActivationAttributes().set_kind(ActivationKind::kSigmoid));
   const Dims stem_shape{input_shape[0], 16, input_shape[2], input_shape[3]};
-  Tensor d = form == Form::kPlugin ? b.deform_conv_plugin(x, offset, mask) : b.deform_conv_composed(x, offset, mask, stem_shape);
+  Tensor d;
+  if (form == Form::kCustomPlugin) {
+    d = b.deform_conv_custom_plugin(x, stem_shape);
+  } else {
+    Tensor offset = b.conv(x, "offset", 1);
+    Tensor mask = net.activation(b.conv(x, "mask", 1), ActivationAttributes().set_kind(ActivationKind::kSigmoid));
+    d = form == Form::kPlugin ? b.deform_conv_plugin(x, offset, mask) : b.deform_conv_composed(x, offset, mask, stem_shape);
+  }
+  if (!b.error.is_ok()) return b.error;
   if (!net.status().is_ok()) return net.status();
   Tensor out = b.conv(net.relu(d), "head", 0);
   net.mark_output(b.to(out, DataType::kFloat32), kOutput);

@@ -1,7 +1,8 @@
-// deformable as a model package (docs/model-packages.md): the composition and plugin forms of its
-// deformable convolution (deformable.h), each in fp32 and fp16, for the workflow example
-// (examples/deformable/pipeline.toml). The plugin forms need libtensoracle_plugins.so
-// (`--plugin`). The image shape is fixed.
+// deformable as a model package (docs/model-packages.md): the three forms of its deformable
+// convolution (deformable.h), each in fp32 and fp16, for the workflow example
+// (examples/deformable/pipeline.toml). The plugin forms need their plugin library (`--plugin`):
+// libtensoracle_plugins.so for deformable_plugin*, libdeform_sample_plugin.so (custom_plugin/)
+// for deformable_custom*. The image shape is fixed.
 #include "deformable.h"
 #include "tensoracle/package.h"
 #include "tensoracle/version.h"
@@ -27,6 +28,11 @@ const TensoracleModelGraph kGraphs[] = {
      TENSORACLE_EXAMPLE_WEIGHTS, kInputs, &define_deformable<DataType::kFloat32, Form::kPlugin>},
     {"deformable_plugin_fp16", "1", "deformable_plugin with fp16 layers, fp32 I/O", TENSORACLE_EXAMPLE_WEIGHTS, kInputs,
      &define_deformable<DataType::kFloat16, Form::kPlugin>},
+    {"deformable_custom", "1",
+     "deformable with one offset+mask conv and the example's own deformable::deform_sample cubin plugin, then a matmul",
+     TENSORACLE_EXAMPLE_WEIGHTS, kInputs, &define_deformable<DataType::kFloat32, Form::kCustomPlugin>},
+    {"deformable_custom_fp16", "1", "deformable_custom with fp16 layers, fp32 I/O", TENSORACLE_EXAMPLE_WEIGHTS, kInputs,
+     &define_deformable<DataType::kFloat16, Form::kCustomPlugin>},
 };
 const TensoracleModelPackage kPackage = {"deformable", TENSORACLE_VERSION_STRING, sizeof(kGraphs) / sizeof(kGraphs[0]), kGraphs};
 

@@ -1,29 +1,29 @@
-// The CUDA kernels of tensoracle::dcnv2 (dcnv2_cuda.h) and their launch table.
+// The CUDA kernels of tensoracle::dcnv2, compiled into the cubin bundle of libtensoracle_plugins.so
+// (tensoracle_plugins_bundle/, one cubin per architecture), not into the library; the plugin
+// fetches them by name (attach_kernels) and dcnv2_launch.cpp launches them.
 //
 // Two kernels per element type (f32, f16), extern "C" so that their names are the cubin symbol
-// names a bundle will fetch them by:
+// names (dcnv2_kernels.h):
 //   tensoracle_dcnv2_im2col_<t>  one thread per column element (dcnv2_column_value), grid-stride
 //   tensoracle_dcnv2_gemm_<t>    y[n][g] = W[g] · columns[n][g] + bias[g], bias fused, in 64x64
 //                                output tiles. f32: 16-deep K slices in shared memory, 256
 //                                threads each accumulating a 4x4 block with plain FMAs (no tensor
-//                                cores, so fp32 never rounds through TF32). f16: tensor cores
-//                                through WMMA, fp16 products summed in fp32.
+//                                cores, so fp32 never rounds through TF32: `bundle inspect
+//                                --check-no-tf32` checks the SASS). f16: tensor cores through
+//                                WMMA, fp16 products summed in fp32.
 // The fp16 kernels read and write fp16 and sum in fp32, as the CPU implementation does.
 #include <cuda_fp16.h>
-#include <cuda_runtime.h>
 #include <mma.h>
 
-#include <cstring>
-
-#include "dcnv2_cuda.h"
+#include "dcnv2_kernels.h"
+#include "dcnv2_math.h"
 
 namespace tensoracle_plugins {
 namespace {
 
-constexpr int kTileM = 64, kTileN = 64;  // the output tile of one GEMM block
-constexpr int kTileK = 16, kF32Threads = 256;  // fp32: K slice, threads
-constexpr int kWmmaK = 32, kF16Threads = 128;  // fp16: K slice, threads (4 warps)
-constexpr int kIm2colThreads = 256, kIm2colMaxBlocks = 8192;
+constexpr int kTileM = kDcnv2TileM, kTileN = kDcnv2TileN;
+constexpr int kTileK = 16, kF32Threads = kDcnv2F32Threads;  // fp32: K slice, threads
+constexpr int kWmmaK = 32, kF16Threads = kDcnv2F16Threads;  // fp16: K slice, threads
 
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
@@ -173,78 +173,13 @@ extern "C" __global__ void tensoracle_dcnv2_im2col_f16(Dcnv2Geometry g, const __
                                                        const __half* mask, __half* columns) {
   tensoracle_plugins::im2col(g, x, offset, mask, columns);
 }
-extern "C" __global__ void __launch_bounds__(256) tensoracle_dcnv2_gemm_f32(Dcnv2Geometry g, const float* weight,
+extern "C" __global__ void __launch_bounds__(tensoracle_plugins::kDcnv2F32Threads) tensoracle_dcnv2_gemm_f32(Dcnv2Geometry g, const float* weight,
                                                                            const float* bias, const float* columns,
                                                                            float* y) {
   tensoracle_plugins::gemm_f32(g, weight, bias, columns, y);
 }
-extern "C" __global__ void __launch_bounds__(128) tensoracle_dcnv2_gemm_f16(Dcnv2Geometry g, const __half* weight,
+extern "C" __global__ void __launch_bounds__(tensoracle_plugins::kDcnv2F16Threads) tensoracle_dcnv2_gemm_f16(Dcnv2Geometry g, const __half* weight,
                                                                            const __half* bias, const __half* columns,
                                                                            __half* y) {
   tensoracle_plugins::gemm_f16(g, weight, bias, columns, y);
 }
-
-namespace tensoracle_plugins {
-namespace {
-
-// The launch table: every kernel by its symbol name. Moving the kernels into a cubin bundle
-// replaces this lookup with one that fetches the kernel of that name from the loaded bundle.
-const void* kernel_by_name(const char* name) {
-  static const struct {
-    const char* name;
-    const void* function;
-  } kKernels[] = {
-      {"tensoracle_dcnv2_im2col_f32", reinterpret_cast<const void*>(&tensoracle_dcnv2_im2col_f32)},
-      {"tensoracle_dcnv2_im2col_f16", reinterpret_cast<const void*>(&tensoracle_dcnv2_im2col_f16)},
-      {"tensoracle_dcnv2_gemm_f32", reinterpret_cast<const void*>(&tensoracle_dcnv2_gemm_f32)},
-      {"tensoracle_dcnv2_gemm_f16", reinterpret_cast<const void*>(&tensoracle_dcnv2_gemm_f16)},
-  };
-  for (const auto& kernel : kKernels)
-    if (std::strcmp(kernel.name, name) == 0) return kernel.function;
-  return nullptr;
-}
-
-std::string launch(const char* name, dim3 grid, dim3 block, void** args, cudaStream_t stream) {
-  const void* function = kernel_by_name(name);
-  if (function == nullptr) return std::string("no kernel named ") + name;
-  const cudaError_t error = cudaLaunchKernel(function, grid, block, args, 0, stream);
-  if (error != cudaSuccess)
-    return std::string("cudaLaunchKernel(") + name + "): " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error);
-  return {};
-}
-
-}  // namespace
-
-std::string dcnv2_enqueue_cuda(Dcnv2Type type, const Dcnv2Geometry& geometry, const Dcnv2DeviceBuffers& buffers,
-                               void* stream) noexcept {
-  const bool half = type == Dcnv2Type::kFloat16;
-  const auto s = static_cast<cudaStream_t>(stream);
-  const int64_t tiles_m = (geometry.gemm_m() + kTileM - 1) / kTileM;
-  const int64_t tiles_n = (geometry.out_pixels() + kTileN - 1) / kTileN;
-  const int64_t images_groups = int64_t{geometry.batch} * geometry.groups;
-  if (tiles_m > 65535 || images_groups > 65535 || tiles_n > 0x7FFFFFFF)
-    return "the GEMM grid (" + std::to_string(tiles_n) + " x " + std::to_string(tiles_m) + " x " +
-           std::to_string(images_groups) + " tiles) exceeds CUDA's grid limits";
-  Dcnv2Geometry g = geometry;
-  const void* x = buffers.x;
-  const void* offset = buffers.offset;
-  const void* mask = buffers.mask;
-  void* columns = buffers.columns;
-  void* im2col_args[] = {&g, &x, &offset, &mask, &columns};
-  const int64_t blocks = (g.column_elements() + kIm2colThreads - 1) / kIm2colThreads;
-  const dim3 im2col_grid(static_cast<unsigned>(blocks < kIm2colMaxBlocks ? blocks : kIm2colMaxBlocks));
-  std::string error = launch(half ? "tensoracle_dcnv2_im2col_f16" : "tensoracle_dcnv2_im2col_f32", im2col_grid,
-                             dim3(kIm2colThreads), im2col_args, s);
-  if (!error.empty()) return error;
-
-  const void* weight = buffers.weight;
-  const void* bias = buffers.bias;
-  const void* columns_in = buffers.columns;
-  void* y = buffers.y;
-  void* gemm_args[] = {&g, &weight, &bias, &columns_in, &y};
-  const dim3 gemm_grid(static_cast<unsigned>(tiles_n), static_cast<unsigned>(tiles_m), static_cast<unsigned>(images_groups));
-  return launch(half ? "tensoracle_dcnv2_gemm_f16" : "tensoracle_dcnv2_gemm_f32", gemm_grid,
-                dim3(half ? kF16Threads : kF32Threads), gemm_args, s);
-}
-
-}  // namespace tensoracle_plugins

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dcnv2_kernels.h"
 #include "dcnv2_math.h"
 #include "dcnv2_parameters.h"
 #include "tensoracle/float_formats.h"
@@ -35,6 +36,13 @@ enum Input { kX, kOffset, kMask, kWeight, kBias };
 
 // The workspace (the column matrix) is refused beyond this many elements: 4 GiB of fp16.
 constexpr int64_t kMaxColumnElements = int64_t{1} << 31;
+
+// What every dcnv2 plugin needs from the library's cubin bundle, whatever its type: the four
+// kernels of dcnv2_kernels.cu on the architectures plugins/CMakeLists.txt compiles it for.
+tensoracle::PluginKernels dcnv2_bundle() {
+  return {{kDcnv2Im2colF32, kDcnv2Im2colF16, kDcnv2GemmF32, kDcnv2GemmF16},
+          {tensoracle::GpuArch{80}, tensoracle::GpuArch{90}}};
+}
 
 Status invalid(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
 
@@ -179,7 +187,7 @@ class Dcnv2 final : public Plugin {
     const TypeFormat io{data_type(p_.type), tensoracle::TensorFormat::kLinear};
     std::vector<PluginInput> inputs;
     for (const char* name : kInputNames) inputs.push_back(PluginInput{name, {io}});
-    return {kDcnv2Identity, {inputs, {PluginOutput{"y", io, OutputShapeRule::computed()}}}, {}};
+    return {kDcnv2Identity, {inputs, {PluginOutput{"y", io, OutputShapeRule::computed()}}}, dcnv2_bundle()};
   }
   std::string parameters() const override { return encode(p_); }
 
@@ -205,12 +213,23 @@ class Dcnv2 final : public Plugin {
     return Status::ok();
   }
 
+  // The two kernels of this plugin's type; enqueue launches them.
+  Status attach_kernels(tensoracle::PluginKernelSource& kernels) override {
+    const bool half = p_.type == Dcnv2Type::kFloat16;
+    Result<void*> im2col = kernels.kernel(half ? kDcnv2Im2colF16 : kDcnv2Im2colF32);
+    if (!im2col.is_ok()) return im2col.status();
+    Result<void*> gemm = kernels.kernel(half ? kDcnv2GemmF16 : kDcnv2GemmF32);
+    if (!gemm.is_ok()) return gemm.status();
+    im2col_kernel_ = *im2col, gemm_kernel_ = *gemm;
+    return Status::ok();
+  }
+
   Status enqueue(const PluginBuffers& buffers, void* workspace, void* stream) noexcept override {
 #ifdef TENSORACLE_PLUGINS_HAVE_CUDA
     const Dcnv2DeviceBuffers device{buffers.inputs[kX],      buffers.inputs[kOffset], buffers.inputs[kMask],
                                     buffers.inputs[kWeight], buffers.inputs[kBias],   buffers.outputs[0],
                                     workspace};
-    const std::string error = dcnv2_enqueue_cuda(p_.type, geometry_, device, stream);
+    const std::string error = dcnv2_enqueue_cuda({im2col_kernel_, gemm_kernel_}, p_.type, geometry_, device, stream);
     if (!error.empty()) return Status(StatusCode::kCudaError, error);
     return Status::ok();
 #else
@@ -231,10 +250,12 @@ class Dcnv2 final : public Plugin {
  private:
   Dcnv2Parameters p_;
   Dcnv2Geometry geometry_{};
+  void* im2col_kernel_ = nullptr;  // from the bundle (attach_kernels)
+  void* gemm_kernel_ = nullptr;
 };
 
 }  // namespace
 
-tensoracle::PluginCreator dcnv2_creator() { return {kDcnv2Identity, &Dcnv2::create}; }
+tensoracle::PluginCreator dcnv2_creator() { return {kDcnv2Identity, &Dcnv2::create, dcnv2_bundle()}; }
 
 }  // namespace tensoracle_plugins

@@ -1,9 +1,10 @@
-// The deformable example (examples/deformable) on the cpu backend, both forms of its deformable
-// convolution: the composition (grid_sample + mask + matmul) and the tensoracle::dcnv2 plugin
-// (libtensoracle_plugins.so). Against PyTorch with torchvision's deform_conv2d (fixtures from
-// scripts/gen-deformable-references.py):
+// The deformable example (examples/deformable) on the cpu backend, the three forms of its
+// deformable convolution: the composition (grid_sample + mask + matmul), the tensoracle::dcnv2
+// plugin (libtensoracle_plugins.so) and the example's own deformable::deform_sample cubin plugin
+// (libdeform_sample_plugin.so) followed by a matmul. Against PyTorch with torchvision's
+// deform_conv2d (fixtures from scripts/gen-deformable-references.py):
 // - each fp32 form within rel L2 1e-6 and max abs 1e-5 of PyTorch's fp32 and fp64 outputs;
-// - the two fp32 forms within rel L2 1e-6 of each other;
+// - the plugin forms' fp32 outputs within rel L2 1e-6 of the composition's;
 // - each fp16 form within rel L2 5e-3 of its fp32 form (fp16 layers; the composition's sampling
 //   grid in fp16 moves samples by up to ~0.004 pixel).
 #include <gtest/gtest.h>
@@ -40,8 +41,10 @@ Fixtures open_fixtures() {
 
 HostArray run(const Fixtures& f, DataType precision, Form form) {
   PluginRegistry plugins;
-  const Status loaded = plugins.load_library(TENSORACLE_PLUGINS_LIBRARY);
-  EXPECT_TRUE(loaded.is_ok()) << loaded.to_string();
+  for (const char* library : {TENSORACLE_PLUGINS_LIBRARY, DEFORM_SAMPLE_PLUGIN_LIBRARY}) {
+    const Status loaded = plugins.load_library(library);
+    EXPECT_TRUE(loaded.is_ok()) << loaded.to_string();
+  }
   const ArrayView image = f.io.view(deformable::kInput).value();
   Network net;
   net.set_plugins(plugins);
@@ -62,11 +65,20 @@ OutputComparison compare(const HostArray& got, const ArrayView& reference, const
   return *cmp;
 }
 
-const char* form_name(Form form) { return form == Form::kPlugin ? "plugin form" : "composition form"; }
+const char* form_name(Form form) {
+  switch (form) {
+    case Form::kComposition: return "composition form";
+    case Form::kPlugin: return "dcnv2 plugin form";
+    case Form::kCustomPlugin: return "custom plugin form";
+  }
+  return "?";
+}
+
+constexpr Form kForms[] = {Form::kComposition, Form::kPlugin, Form::kCustomPlugin};
 
 TEST(DeformableExample, EachFp32FormMatchesPyTorch) {
   const Fixtures f = open_fixtures();
-  for (Form form : {Form::kComposition, Form::kPlugin}) {
+  for (Form form : kForms) {
     const HostArray got = run(f, DataType::kFloat32, form);
     for (const char* reference : {"out", "out_fp64"}) {
       const OutputComparison cmp =
@@ -77,16 +89,18 @@ TEST(DeformableExample, EachFp32FormMatchesPyTorch) {
   }
 }
 
-TEST(DeformableExample, TheTwoFormsMatchEachOther) {
+TEST(DeformableExample, ThePluginFormsMatchTheComposition) {
   const Fixtures f = open_fixtures();
   const HostArray composed = run(f, DataType::kFloat32, Form::kComposition);
-  const HostArray plugin = run(f, DataType::kFloat32, Form::kPlugin);
-  EXPECT_LE(compare(plugin, composed.view(), "plugin form vs composition form").rel_l2_error, 1e-6);
+  for (Form form : {Form::kPlugin, Form::kCustomPlugin}) {
+    const HostArray plugin = run(f, DataType::kFloat32, form);
+    EXPECT_LE(compare(plugin, composed.view(), std::string(form_name(form)) + " vs composition form").rel_l2_error, 1e-6);
+  }
 }
 
 TEST(DeformableExample, Fp16FormsMatchTheirFp32Form) {
   const Fixtures f = open_fixtures();
-  for (Form form : {Form::kComposition, Form::kPlugin}) {
+  for (Form form : kForms) {
     const HostArray fp32 = run(f, DataType::kFloat32, form);
     const HostArray fp16 = run(f, DataType::kFloat16, form);
     const OutputComparison cmp = compare(fp16, fp32.view(), std::string(form_name(form)) + " fp16 vs fp32");

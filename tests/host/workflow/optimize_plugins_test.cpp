@@ -1,6 +1,6 @@
 // `tensoracle optimize` with plugin libraries, on the cpu backend (the plugins' CPU
-// implementations): the deformable example's pipeline through all four stages with its
-// tensoracle::dcnv2 candidates, --plugin merged with [model] plugins, the errors that exit 2
+// implementations): the deformable example's pipeline through all four stages with its plugin
+// candidates (tensoracle::dcnv2, and the example's own deformable::deform_sample), --plugin merged with [model] plugins, the errors that exit 2
 // (a library that does not load, a plugin identity two libraries register), a candidate whose
 // plugin no library provides, and the libraries' record in the reports.
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@ namespace {
 using namespace workflow_testing;
 
 const std::string kPluginsLibrary = TENSORACLE_PLUGINS_LIBRARY;  // tensoracle::dcnv2
+const std::string kDeformSampleLibrary = DEFORM_SAMPLE_PLUGIN_LIBRARY;  // deformable::deform_sample
 const std::string kTestPluginsLibrary = TEST_PLUGINS_LIBRARY;    // test::scale_add
 const std::string kExample = kSource + "/examples/deformable";
 const std::string kFixture = kSource + "/tests/fixtures/examples/deformable/io.safetensors";
@@ -38,11 +39,12 @@ class OptimizeWithPlugins : public ::testing::Test {
   }
   json report() const { return json::parse(read_file(out_.path() + "/report.json")); }
   // The example's pipeline, its stages and limits unchanged, in the temporary folder: its paths
-  // made absolute and its plugin library this build's (the file names the release preset's).
+  // made absolute and its plugin libraries this build's (the file names the release preset's).
   std::string example_pipeline() const {
     std::string text = read_file(kExample + "/pipeline.toml");
-    text = replaced(text, "plugins = [\"../../build/release/plugins/libtensoracle_plugins.so\"]",
-                    "plugins = [\"" + kPluginsLibrary + "\"]");
+    text = replaced(text, "\"../../build/release/plugins/libtensoracle_plugins.so\"", "\"" + kPluginsLibrary + "\"");
+    text = replaced(text, "\"../../build/release/examples/deformable/custom_plugin/libdeform_sample_plugin.so\"",
+                    "\"" + kDeformSampleLibrary + "\"");
     text = replaced(text, "\"../../tests/fixtures/", "\"" + kSource + "/tests/fixtures/");
     text = replaced(text, "\"../../tests/fixtures/", "\"" + kSource + "/tests/fixtures/");
     text = replaced(text, "\"limits.json\"", "\"" + kExample + "/limits.json\"");
@@ -68,7 +70,7 @@ graph = "deformable_plugin"
 limits = { default = { max_abs_error = 1e-5 } }
 )";
 
-TEST_F(OptimizeWithPlugins, TheDeformablePipelineAcceptsThePluginFormsInStage3) {
+TEST_F(OptimizeWithPlugins, TheDeformablePipelineAcceptsBothPluginFormsInStage3) {
   const CliRun r = optimize(example_pipeline());
   ASSERT_LE(r.exit_code, 1) << r.output;
   const json rep = report();
@@ -76,47 +78,61 @@ TEST_F(OptimizeWithPlugins, TheDeformablePipelineAcceptsThePluginFormsInStage3) 
   EXPECT_EQ(candidate(stage(rep, 1), "deformable")["decision"], "accepted");
   EXPECT_EQ(candidate(stage(rep, 2), "fp16")["decision"], "accepted");
 
-  // Stage 3: the plugin form passes stage 1 against PyTorch, its fp16 form stage 2 against the
+  // Stage 3: each plugin form passes stage 1 against PyTorch, its fp16 form stage 2 against the
   // composition's fp32 engine, with the limits the composition passed.
-  const json& plugin = candidate(stage(rep, 3), "dcnv2_plugin");
-  EXPECT_EQ(plugin["decision"], "accepted") << plugin["failures"].dump();
-  ASSERT_EQ(plugin["gates"].size(), 2u);
-  EXPECT_EQ(plugin["gates"][0]["gate"], "stage 1 gate");
-  EXPECT_EQ(plugin["gates"][0]["against"], "the fixed reference");
-  EXPECT_EQ(plugin["gates"][0]["graph"], "deformable_plugin");
-  EXPECT_EQ(plugin["gates"][1]["gate"], "stage 2 gate");
-  EXPECT_EQ(plugin["gates"][1]["against"], "the accepted fp32 engine ('deformable')");
-  EXPECT_EQ(plugin["gates"][1]["graph"], "deformable_plugin_fp16");
-  EXPECT_EQ(plugin["engine"], "deformable_plugin_fp16");
-
-  // The library is recorded with its hash, and that hash is in the plugin engines' keys.
-  const std::string sha256 = *sha256_file_hex(kPluginsLibrary);
+  struct PluginForm {
+    const char* candidate;
+    const char* graph;
+    std::string library;
+    const char* plugin;
+  };
+  const PluginForm forms[] = {{"dcnv2_plugin", "deformable_plugin", kPluginsLibrary, "tensoracle::dcnv2 "},
+                              {"custom_plugin", "deformable_custom", kDeformSampleLibrary, "deformable::deform_sample "}};
   const json& libraries = rep["model"]["plugin_libraries"];
-  ASSERT_EQ(libraries.size(), 1u) << libraries.dump();
-  EXPECT_EQ(libraries[0]["path"], kPluginsLibrary);
-  EXPECT_EQ(libraries[0]["sha256"], sha256);
-  ASSERT_EQ(libraries[0]["plugins"].size(), 1u);
-  EXPECT_EQ(libraries[0]["plugins"][0].get<std::string>().rfind("tensoracle::dcnv2 ", 0), 0u) << libraries.dump();
-  for (const char* graph : {"deformable_plugin", "deformable_plugin_fp16"}) {
-    const json& used = rep["engines"][graph]["key_manifest"]["plugins"];
-    ASSERT_EQ(used.size(), 1u) << graph << used.dump();
-    EXPECT_EQ(used[0]["library_sha256"], sha256) << graph;
+  ASSERT_EQ(libraries.size(), 2u) << libraries.dump();
+  for (size_t i = 0; i < 2; ++i) {
+    const PluginForm& form = forms[i];
+    const std::string fp16_graph = std::string(form.graph) + "_fp16";
+    const json& plugin = candidate(stage(rep, 3), form.candidate);
+    EXPECT_EQ(plugin["decision"], "accepted") << plugin["failures"].dump();
+    ASSERT_EQ(plugin["gates"].size(), 2u);
+    EXPECT_EQ(plugin["gates"][0]["gate"], "stage 1 gate");
+    EXPECT_EQ(plugin["gates"][0]["against"], "the fixed reference");
+    EXPECT_EQ(plugin["gates"][0]["graph"], form.graph);
+    EXPECT_EQ(plugin["gates"][1]["gate"], "stage 2 gate");
+    EXPECT_EQ(plugin["gates"][1]["against"], "the accepted fp32 engine ('deformable')");
+    EXPECT_EQ(plugin["gates"][1]["graph"], fp16_graph);
+    EXPECT_EQ(plugin["engine"], fp16_graph);
+
+    // The library is recorded with its hash, and that hash is in its plugin engines' keys.
+    const std::string sha256 = *sha256_file_hex(form.library);
+    EXPECT_EQ(libraries[i]["path"], form.library);
+    EXPECT_EQ(libraries[i]["sha256"], sha256);
+    ASSERT_EQ(libraries[i]["plugins"].size(), 1u);
+    EXPECT_EQ(libraries[i]["plugins"][0].get<std::string>().rfind(form.plugin, 0), 0u) << libraries.dump();
+    for (const std::string& graph : {std::string(form.graph), fp16_graph}) {
+      const json& used = rep["engines"][graph]["key_manifest"]["plugins"];
+      ASSERT_EQ(used.size(), 1u) << graph << used.dump();
+      EXPECT_EQ(used[0]["library_sha256"], sha256) << graph;
+      EXPECT_FALSE(used[0]["bundle_manifest_sha256"].get<std::string>().empty()) << graph << ": loaded with its bundle";
+    }
+    EXPECT_NE(read_file(out_.path() + "/report.html").find(sha256), std::string::npos);
   }
   EXPECT_TRUE(rep["engines"]["deformable"]["key_manifest"]["plugins"].empty());
-  EXPECT_NE(read_file(out_.path() + "/report.html").find(sha256), std::string::npos);
 
-  // Stage 4 times both candidates against the composition. On the cpu backend whether either
-  // meets the target is the machine's to say: the form is checked, not the speed.
+  // Stage 4 times every candidate against the composition. On the cpu backend whether any meets
+  // the target is the machine's to say: the form is checked, not the speed.
   const json& s4 = stage(rep, 4);
   ASSERT_EQ(s4["ran"], true) << s4.dump();
-  for (const char* name : {"fp16", "dcnv2_plugin"}) {
+  for (const char* name : {"fp16", "dcnv2_plugin", "custom_plugin"}) {
     const json& c = candidate(s4, name);
     EXPECT_TRUE(c["decision"] == "accepted" || c["decision"] == "rejected") << name;
     EXPECT_EQ(c["timing"]["runs"][0]["candidate"]["samples_ms"].size(), 100u) << name;
   }
   EXPECT_EQ(rep["exit_status"], r.exit_code);
   if (r.exit_code == 0) {
-    EXPECT_TRUE(rep["final"]["implementation"] == "fp16" || rep["final"]["implementation"] == "dcnv2_plugin");
+    EXPECT_TRUE(rep["final"]["implementation"] == "fp16" || rep["final"]["implementation"] == "dcnv2_plugin" ||
+                rep["final"]["implementation"] == "custom_plugin");
   } else {
     EXPECT_EQ(rep["final"]["implementation"], "deformable");
   }
@@ -153,6 +169,10 @@ TEST_F(OptimizeWithPlugins, ALibraryThatDoesNotLoadExits2NamingWhereItWasGiven) 
 TEST_F(OptimizeWithPlugins, TwoLibrariesRegisteringOnePluginExit2) {
   const std::string copy = out_.path() + "/libtensoracle_plugins_copy.so";
   std::filesystem::copy_file(kPluginsLibrary, copy);
+  // With its cubin bundle, found beside it under the copy's name: the copy loads, and only then
+  // does registering dcnv2 a second time fail.
+  std::filesystem::copy(std::filesystem::path(kPluginsLibrary).parent_path() / "tensoracle_plugins_bundle",
+                        out_.path() + "/tensoracle_plugins_copy_bundle", std::filesystem::copy_options::recursive);
   const CliRun r = optimize(pipeline("plugins = [\"" + kPluginsLibrary + "\"]", kPluginStage1), "--plugin " + copy);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--plugin"), std::string::npos) << r.output;

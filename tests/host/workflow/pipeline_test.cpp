@@ -196,14 +196,18 @@ TEST(Pipeline, TheGpuPipelinesRead) {
   }
 }
 
-TEST(Pipeline, TheDeformablePipelineNamesItsPluginLibraryRelativeToItself) {
+TEST(Pipeline, TheDeformablePipelineNamesItsPluginLibrariesRelativeToItself) {
   auto p = load_pipeline(std::string(TENSORACLE_SOURCE_DIR) + "/examples/deformable/pipeline.toml");
   ASSERT_TRUE(p.is_ok()) << p.status().to_string();
-  ASSERT_EQ(p->plugins.size(), 1u);
+  ASSERT_EQ(p->plugins.size(), 2u);
   EXPECT_EQ(p->plugins[0], std::string(TENSORACLE_SOURCE_DIR) + "/build/release/plugins/libtensoracle_plugins.so");
-  ASSERT_EQ(p->stage3.size(), 1u);
+  EXPECT_EQ(p->plugins[1], std::string(TENSORACLE_SOURCE_DIR) +
+                               "/build/release/examples/deformable/custom_plugin/libdeform_sample_plugin.so");
+  ASSERT_EQ(p->stage3.size(), 2u);
   EXPECT_EQ(p->stage3[0].graph, "deformable_plugin");
   EXPECT_EQ(p->stage3[0].lower_precision_graph, "deformable_plugin_fp16");
+  EXPECT_EQ(p->stage3[1].graph, "deformable_custom");
+  EXPECT_EQ(p->stage3[1].lower_precision_graph, "deformable_custom_fp16");
 }
 
 TEST_F(BadPipeline, PluginLibrariesAreAListOfPathsResolvedLikeTheOthers) {
