@@ -15,7 +15,7 @@ const std::map<std::string, ConvertFn>& table() {
     std::map<std::string, ConvertFn> out;
     for (const auto* family : {&pointwise_converters(), &composite_converters(), &nn_converters(), &einsum_converters(), &transformer_converters(),
                                &image_converters(),
-                               &shape_converters(), &layout_converters(), &generate_converters(),
+                               &shape_converters(), &layout_converters(), &gather_converters(), &generate_converters(),
                                &quantize_converters()})
       for (const OpConverter& c : *family) out.emplace(c.op_type, c.convert);
     return out;

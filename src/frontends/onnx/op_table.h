@@ -27,6 +27,7 @@ const std::vector<OpConverter>& transformer_converters();
 const std::vector<OpConverter>& image_converters();
 const std::vector<OpConverter>& shape_converters();
 const std::vector<OpConverter>& layout_converters();
+const std::vector<OpConverter>& gather_converters();
 const std::vector<OpConverter>& generate_converters();
 const std::vector<OpConverter>& quantize_converters();
 
