@@ -2,10 +2,12 @@
 // flat offset sum(index_d * stride_d) in int64 (exact), and a gather by those offsets reads the
 // same elements. Each index component first goes through a gather of the table [0, 1, ..., n-1]
 // of its dim, which maps a negative index to index + n and refuses one outside [-n, n) at run
-// time just as ONNX requires; the offsets therefore never wrap into a neighbouring row. The
-// strides must be known at import: the data's dims are static (a dynamic one is refused naming
-// it), and GatherElements' indices are static on every dim but the gathered one, except dims of
-// size 1.
+// time just as ONNX requires; the offsets therefore never wrap into a neighbouring row.
+// GatherElements needs its strides at import: the data's dims static (a dynamic one is refused
+// naming it), and the indices static on every dim but the gathered one, except dims of size 1.
+// GatherND reads the dynamic dims it indexes at run time (an iota of the dim is its table, and
+// the sum of its ones its size in a stride).
+#include <algorithm>
 #include <numeric>
 
 #include "frontends/onnx/op_table.h"
@@ -46,6 +48,12 @@ Result<Tensor> wrapped_offset(NodeContext& ctx, Tensor index, int64_t n, int64_t
 
 Result<Tensor> add(NodeContext& ctx, Tensor a, Tensor b, const std::string& name) {
   const Tensor y = ctx.net().elementwise(a, b, ElementwiseAttributes().set_op(ElementwiseOp::kAdd).set_name(name));
+  TO_RETURN_IF_ERROR(ctx.network_status());
+  return y;
+}
+
+Result<Tensor> multiply(NodeContext& ctx, Tensor a, Tensor b, const std::string& name) {
+  const Tensor y = ctx.net().elementwise(a, b, ElementwiseAttributes().set_op(ElementwiseOp::kMul).set_name(name));
   TO_RETURN_IF_ERROR(ctx.network_status());
   return y;
 }
@@ -99,6 +107,37 @@ Status convert_gather_elements(NodeContext& ctx) {
   return ctx.set_output(0, ctx.net().gather(flat, offsets, GatherAttributes().set_name(name)));
 }
 
+// Component j of GatherND's index tuples (into the first `k` dims of `data`) as its part of the
+// flat offset: wrapped by a gather of [0, D_j) (a constant, or an iota of a dynamic dim) and
+// multiplied by the stride D_j+1 * ... * D_k-1, whose dynamic dims are read at run time.
+Result<Tensor> strided_offset(NodeContext& ctx, Tensor data, int64_t j, int64_t k, Tensor component, const std::string& name) {
+  const Dims shape = ctx.desc(data).shape;
+  int64_t static_stride = 1;
+  std::vector<size_t> dynamic;
+  for (int64_t i = j + 1; i < k; ++i) {
+    if (shape[static_cast<size_t>(i)] < 0) dynamic.push_back(static_cast<size_t>(i));
+    else static_stride *= shape[static_cast<size_t>(i)];
+  }
+  const int64_t n = shape[static_cast<size_t>(j)];
+  Tensor offset;
+  if (n >= 0) {
+    TO_ASSIGN_OR_RETURN(offset, wrapped_offset(ctx, component, n, static_stride, name));
+  } else {
+    TO_ASSIGN_OR_RETURN(const Tensor table, iota_along(ctx, data, static_cast<size_t>(j), name + "/table"));
+    offset = ctx.net().gather(table, component, GatherAttributes().set_name(name));
+    TO_RETURN_IF_ERROR(ctx.network_status());
+    if (static_stride != 1) {
+      TO_ASSIGN_OR_RETURN(const Tensor stride, int64_array(ctx, Dims{}, {static_stride}, name + "/stride"));
+      TO_ASSIGN_OR_RETURN(offset, multiply(ctx, offset, stride, name + "/scaled"));
+    }
+  }
+  for (size_t i : dynamic) {
+    TO_ASSIGN_OR_RETURN(const Tensor size, size_value(ctx, data, i, fmt::format("{}/dim{}", name, i)));
+    TO_ASSIGN_OR_RETURN(offset, multiply(ctx, offset, size, fmt::format("{}/times_dim{}", name, i)));
+  }
+  return offset;
+}
+
 // A scalar int64 constant (a gather by it drops the axis).
 Result<Tensor> int64_scalar(NodeContext& ctx, int64_t value, const std::string& name) {
   return int64_array(ctx, Dims{}, {value}, name);
@@ -119,8 +158,6 @@ Status convert_gather_nd(NodeContext& ctx) {
     return ctx.invalid("index tuples of {} elements into data of rank {}", k, shape.rank());
   // Only the indexed dims enter the offsets; the rest are copied whole by the gather.
   const Dims indexed(std::vector<int64_t>(shape.values().begin(), shape.values().begin() + k));
-  TO_RETURN_IF_ERROR(require_static(ctx, indexed, "input 0 (data), indexed by the tuples,"));
-  const std::vector<int64_t> strides = strides_of(indexed);
   const std::string& name = ctx.layer_name();
   const int64_t last = static_cast<int64_t>(index_shape.rank()) - 1;
   Tensor offsets;
@@ -129,8 +166,7 @@ Status convert_gather_nd(NodeContext& ctx) {
     const Tensor component =
         ctx.net().gather(indices, at, GatherAttributes().set_axis(last).set_name(fmt::format("{}/component{}", name, j)));
     TO_RETURN_IF_ERROR(ctx.network_status());
-    TO_ASSIGN_OR_RETURN(const Tensor offset, wrapped_offset(ctx, component, indexed[static_cast<size_t>(j)],
-                                                            strides[static_cast<size_t>(j)], fmt::format("{}/offset{}", name, j)));
+    TO_ASSIGN_OR_RETURN(const Tensor offset, strided_offset(ctx, data, j, k, component, fmt::format("{}/offset{}", name, j)));
     if (j == 0) {
       offsets = offset;
     } else {
@@ -140,7 +176,8 @@ Status convert_gather_nd(NodeContext& ctx) {
   Tensor rows = data;
   if (k > 1) {
     // [D0 * ... * Dk-1, Dk, ...]: the trailing dims (dynamic ones included) keep their order.
-    std::vector<int64_t> out{std::accumulate(indexed.values().begin(), indexed.values().end(), int64_t{1}, std::multiplies<>())};
+    const bool indexed_static = std::all_of(indexed.values().begin(), indexed.values().end(), [](int64_t d) { return d >= 0; });
+    std::vector<int64_t> out{indexed_static ? std::accumulate(indexed.values().begin(), indexed.values().end(), int64_t{1}, std::multiplies<>()) : -1};
     std::vector<int64_t> from{-1};
     for (size_t d = static_cast<size_t>(k); d < shape.rank(); ++d) {
       out.push_back(shape[d]);
