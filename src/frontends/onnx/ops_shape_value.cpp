@@ -250,6 +250,8 @@ Status convert_where(NodeContext& ctx) {
 // A Reshape of a shape value keeps its elements: to 1-D ([-1] or [n]) or, with one element, to a
 // scalar ([]).
 Status convert_reshape(NodeContext& ctx) {
+  // A tensor reshaped to a shape value is the ordinary Reshape's (reshape_to_shape_value).
+  if (ctx.shape_input(0) == nullptr) return find_converter("Reshape")(ctx);
   TO_ASSIGN_OR_RETURN(const int64_t allowzero, ctx.attribute_int("allowzero", 0));
   (void)allowzero;  // a 0 in a 1-D target is refused below either way
   TO_ASSIGN_OR_RETURN(ShapeValue value, operand(ctx, 0));
