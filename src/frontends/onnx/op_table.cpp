@@ -60,6 +60,9 @@ Result<Tensor> reshape_moving(NodeContext& ctx, Tensor x, std::vector<int64_t> o
   }
   const Tensor y = ctx.net().reshape(x, ReshapeAttributes().set_shape(out).set_name(name));
   TO_RETURN_IF_ERROR(ctx.network_status());
+  // The inferred dim is the input dim it moved from, which a later Shape of y reads.
+  for (size_t j = 0; j < out.size(); ++j)
+    if (out[j] == -1 && from[j] >= 0) ctx.symbols().set(y, j, ctx.symbols().dim(ctx.net(), x, static_cast<size_t>(from[j])));
   return y;
 }
 
