@@ -99,17 +99,16 @@ def nontrivial_parameters(model, gen, calibration=None):
 
 
 class LastHiddenState(nn.Module):
-    """BertModel's last_hidden_state as a plain tensor-in, tensor-out module. Token type ids are
-    given as zeros, BertModel's default: left out, the model gathers them from a buffer with
-    GatherElements (constant inputs, but the importer has no GatherElements to fold them with)."""
+    """BertModel's last_hidden_state as a plain tensor-in, tensor-out module. Without token type
+    ids, as a user calls it: BertModel then gathers its default zeros from a buffer by position
+    (GatherElements)."""
 
     def __init__(self, bert):
         super().__init__()
         self.bert = bert
 
     def forward(self, input_ids, attention_mask):
-        zeros = torch.zeros_like(input_ids)
-        return self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=zeros).last_hidden_state
+        return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
 def make_model(name, args):

@@ -58,6 +58,7 @@ namespace tensoracle {
   X(Slice, slice, SliceAttributes, compute)                     \
   X(Pad, pad, PadAttributes, compute)                           \
   X(Gather, gather, GatherAttributes, compute)                  \
+  X(Iota, iota, IotaAttributes, compute)                        \
   X(GridSample, grid_sample, GridSampleAttributes, compute)     \
   X(Select, select, SelectAttributes, pointwise)                \
   X(TopK, top_k, TopKAttributes, compute)                       \
@@ -435,6 +436,12 @@ struct PadAttributes : LayerAttributes<PadAttributes> {
 #undef TO_LIST_
 };
 struct GatherAttributes : LayerAttributes<GatherAttributes> {
+#define TO_LIST_(X) X(int64_t, axis, 0)
+  TO_FIELDS_(TO_LIST_)
+#undef TO_LIST_
+};
+// int64 [0, 1, ..., n-1] where n is dim `axis` of the input, whose values are not read.
+struct IotaAttributes : LayerAttributes<IotaAttributes> {
 #define TO_LIST_(X) X(int64_t, axis, 0)
   TO_FIELDS_(TO_LIST_)
 #undef TO_LIST_

@@ -164,6 +164,9 @@ class Network {
   Tensor slice(Tensor input, const SliceAttributes& attrs);
   Tensor pad(Tensor input, const PadAttributes& attrs);
   Tensor gather(Tensor data, Tensor indices, const GatherAttributes& attrs = {});
+  // int64 [0, 1, ..., n-1], n = like's dim `axis` (known only at run time for a dynamic dim): the
+  // positions of a sequence, and the indices that broadcast or slice to a dynamic size.
+  Tensor iota(Tensor like, const IotaAttributes& attrs = {});
   Tensor grid_sample(Tensor input, Tensor grid, const GridSampleAttributes& attrs = {});
   Tensor select(Tensor condition, Tensor a, Tensor b, const SelectAttributes& attrs = {});
   TopKOutputs top_k(Tensor input, const TopKAttributes& attrs);

@@ -20,6 +20,7 @@ std::map<std::string, std::string> BuilderSettings::to_manifest() const {
   if (precision != DataType::kFloat32) {
     manifest["precision"] = std::string(data_type_name(precision));
     manifest["keep_fp32"] = fmt::format("{}", fmt::join(keep_fp32 ? *keep_fp32 : passes::PrecisionOptions::default_keep_fp32(), ","));
+    manifest["precision_pass"] = passes::kPrecisionPassVersion;
   }
   return manifest;
 }

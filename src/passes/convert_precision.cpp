@@ -84,14 +84,22 @@ class Converter {
   };
 
   bool is_fp32(Tensor t) const { return !t.valid() || source_.tensor(t).desc.dtype == DataType::kFloat32; }
+  bool is_selector(Tensor t) const {
+    const DataType type = source_.tensor(t).desc.dtype;
+    return type == DataType::kInt32 || type == DataType::kInt64 || type == DataType::kBool;
+  }
 
   // Empty when the layer converts; otherwise why it stays in its types.
   std::string keep_reason(const Node& node) const {
     if (node.kind == OpKind::kPlugin) return "plugin";
     if (node.kind == OpKind::kQuantize || node.kind == OpKind::kDequantize) return "quantize/dequantize";
-    for (const std::vector<Tensor>* tensors : {&node.inputs, &node.outputs})
-      for (Tensor t : *tensors)
-        if (!is_fp32(t)) return fmt::format("{} tensor", data_type_name(source_.tensor(t).desc.dtype));
+    // Integer indices and bool conditions (a gather's, a select's, an attention mask) only pick
+    // elements: the layer converts and reads them in their own types. Any other type (an integer
+    // or bool result, int8, fp8, an existing 16-bit tensor) keeps the layer as it is.
+    for (Tensor t : node.inputs)
+      if (!is_fp32(t) && !is_selector(t)) return fmt::format("{} tensor", data_type_name(source_.tensor(t).desc.dtype));
+    for (Tensor t : node.outputs)
+      if (!is_fp32(t)) return fmt::format("{} tensor", data_type_name(source_.tensor(t).desc.dtype));
     // The cuda backend fuses a Q/DQ pattern only when the dequantize layers alone produce the
     // layer's operands and its result goes straight into the quantize (plan_lowering.h): a cast
     // between them would leave the quantized layer unfused, so its neighbours stay fp32.
@@ -150,7 +158,7 @@ class Converter {
   }
 
   // The layer with its inputs in the types it computes in: converted, every fp32 tensor becomes
-  // the compute type; kept, every tensor keeps its type.
+  // the compute type (indices and conditions keep theirs); kept, every tensor keeps its type.
   Status copy_layer(const Node& node, bool convert) {
     std::vector<Tensor> inputs;
     for (Tensor t : node.inputs) {
@@ -158,7 +166,8 @@ class Converter {
         inputs.push_back(Tensor{});
         continue;
       }
-      TO_ASSIGN_OR_RETURN(Tensor in, version(t, convert ? low_ : source_.tensor(t).desc.dtype));
+      const DataType own = source_.tensor(t).desc.dtype;
+      TO_ASSIGN_OR_RETURN(Tensor in, version(t, convert && own == DataType::kFloat32 ? low_ : own));
       inputs.push_back(in);
     }
     std::vector<Tensor> outs = target_.add_layer(std::move(inputs), node.op_attributes);

@@ -33,13 +33,19 @@ Result<Network> fold_constant_quantize(const Network& network);
 Result<Network> transpose_dequantized_weights(const Network& network);
 
 // An fp32 network computed in fp16 or bf16 with fp32 I/O (docs/precision.md). Every layer whose
-// tensors are all fp32 and whose kind is not kept (`keep_fp32`) computes in `compute`; its fp32
-// constant inputs become `compute` constants (exact rounding to nearest even, once per constant
-// and type). Network inputs stay fp32 and outputs are cast back to fp32; a cast is inserted only
-// where a kept-fp32 and a converted region meet, and casts fold (a cast of a cast is a cast of the
-// original tensor; a cast to the type a tensor already has is no layer). Layers with an integer,
-// bool, quantized (int8/fp8) or already fp16/bf16 tensor, quantize/dequantize layers and their
-// neighbours (so Q/DQ patterns still fuse) and plugin layers are left as they are. Results change by the rounding to `compute` of every converted tensor.
+// outputs are fp32, whose inputs are fp32 or int32/int64/bool (indices, conditions and masks,
+// read in their own types) and whose kind is not kept (`keep_fp32`) computes in `compute`; its
+// fp32 constant inputs become `compute` constants (exact rounding to nearest even, once per
+// constant and type). Network inputs stay fp32 and outputs are cast back to fp32; a cast is
+// inserted only where a kept-fp32 and a converted region meet, and casts fold (a cast of a cast is
+// a cast of the original tensor; a cast to the type a tensor already has is no layer). Layers with
+// an integer or bool result, a quantized (int8/fp8) or already fp16/bf16 tensor, quantize/
+// dequantize layers and their neighbours (so Q/DQ patterns still fuse) and plugin layers are left
+// as they are. Results change by the rounding to `compute` of every converted tensor.
+// Enters the key of every fp16/bf16 build (BuilderSettings::to_manifest): a pass that converts
+// other layers makes another engine. 2: layers reading integer indices or bool conditions convert.
+inline constexpr const char* kPrecisionPassVersion = "2";
+
 struct PrecisionOptions {
   DataType compute = DataType::kFloat16;  // kFloat16 or kBFloat16
   // Op kinds ("softmax") or op kinds with their function ("reduce.sum", "unary.exp",
@@ -57,7 +63,7 @@ struct PrecisionReport {
   // Casts of the network the pass made part of its own (a cast to fp32, a cast fp32 -> compute
   // type): their readers read the cast's input, cast at most once.
   size_t folded_casts = 0;
-  // Layers left in their types, counted by reason ("keep-list reduce.sum", "int32 tensor",
+  // Layers left in their types, counted by reason ("keep-list reduce.sum", "bool tensor",
   // "plugin", ...).
   std::map<std::string, size_t> kept;
   // One line per fact, for the build log.

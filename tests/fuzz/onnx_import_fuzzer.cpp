@@ -150,6 +150,33 @@ onnx::ModelProto generated() {
   return m;
 }
 
+// Sizes that are dynamic dims (Range, a Slice to a dynamic end, Equal/Where on a shape, an
+// Expand of 1 to the batch) and GatherElements / GatherND.
+onnx::ModelProto dynamic_gathers() {
+  onnx::ModelProto m = onnx_model(18);
+  add_symbolic_input(m, "x", {"batch", "seq"});
+  add_int64_initializer(m, "i0", {}, {0});
+  add_int64_initializer(m, "i1", {}, {1});
+  add_int64_initializer(m, "axes", {1}, {0});
+  add_int64_initializer(m, "axis1", {1}, {1});
+  add_int64_initializer(m, "start", {1}, {0});
+  add_int64_initializer(m, "minus", {2}, {-1, -1});
+  add_int64_initializer(m, "buffer", {1, 8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  add_int64_initializer(m, "pairs", {2, 2}, {0, 1, 1, 0});
+  add_node(m, "Shape", {"x"}, {"s"}, "shape");
+  add_node(m, "Gather", {"s", "i1"}, {"n"}, "n");
+  add_node(m, "Unsqueeze", {"n", "axes"}, {"n1"}, "n1");
+  add_node(m, "Range", {"i0", "n", "i1"}, {"r"}, "range");
+  add_node(m, "Slice", {"buffer", "start", "n1", "axis1"}, {"pos"}, "positions");
+  add_int_attribute(add_node(m, "GatherElements", {"buffer", "pos"}, {"ge"}, "elements"), "axis", 1);
+  add_node(m, "Equal", {"s", "minus"}, {"keep"}, "keep");
+  add_node(m, "Where", {"keep", "minus", "s"}, {"target"}, "target");
+  add_node(m, "Expand", {"ge", "target"}, {"e"}, "expand");
+  add_node(m, "GatherND", {"x", "pairs"}, {"nd"}, "nd");
+  for (const char* out : {"r", "e", "nd"}) add_output(m, out);
+  return m;
+}
+
 onnx::ModelProto image() {
   onnx::ModelProto m = onnx_model(19);
   add_input(m, "x", {1, 2, 4, 4});
@@ -168,7 +195,8 @@ onnx::ModelProto image() {
 const std::vector<std::string>& seeds() {
   static const std::vector<std::string> out = [] {
     std::vector<std::string> bytes;
-    for (const onnx::ModelProto& m : {mlp(), conv_block(), view_chain(), dynamic_heads(), qdq(), einsum_attention(), generated(), image()}) {
+    for (const onnx::ModelProto& m : {mlp(), conv_block(), view_chain(), dynamic_heads(), qdq(), einsum_attention(), generated(), dynamic_gathers(),
+                                      image()}) {
       std::string s;
       m.SerializeToString(&s);
       bytes.push_back(std::move(s));

@@ -56,7 +56,7 @@ def test_every_op_kind_is_a_layer_method_with_a_typed_signature():
     text = open(stub).read()
     for kind in ("convolution", "deconvolution", "matmul", "elementwise", "unary", "activation", "softmax", "reduce",
                  "layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "pooling", "resize", "reshape",
-                 "transpose", "concat", "slice", "pad", "gather", "grid_sample", "select", "top_k", "attention",
+                 "transpose", "concat", "slice", "pad", "gather", "iota", "grid_sample", "select", "top_k", "attention",
                  "quantize", "dequantize", "cast"):
         assert callable(getattr(tensoracle.Network, kind)), kind
         assert f"    def {kind}(self, *inputs: Tensor | None" in text, kind

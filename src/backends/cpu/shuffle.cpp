@@ -1,4 +1,4 @@
-// Data movement: reshape, transpose, concat, slice, pad, gather, select, cast.
+// Data movement: reshape, transpose, concat, slice, pad, gather, iota, select, cast.
 #include <cmath>
 
 #include "backends/cpu/indexing.h"
@@ -140,6 +140,13 @@ Status gather_kernel(const KernelContext& k) {
       std::copy(src, src + s.inner, k.out(0) + r * s.inner);
     }
   });
+  return Status::ok();
+}
+
+Status iota_kernel(const KernelContext& k) {
+  double* out = k.out(0);
+  const int64_t n = count_of(k.out_shape(0));
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(i);
   return Status::ok();
 }
 

@@ -32,6 +32,7 @@
   X(Slice, make_slice_family())                                    \
   X(Pad, make_pad_family())                                        \
   X(Gather, make_gather_family())                                  \
+  X(Iota, make_iota_family())                                      \
   X(TopK, make_top_k_family())                                     \
   X(Resize, make_resize_family())                                  \
   X(GridSample, make_grid_sample_family())                         \

@@ -50,6 +50,12 @@ void DimSymbols::name_input(Tensor t, const std::string& input, const std::vecto
   }
 }
 
+std::optional<std::pair<Tensor, size_t>> DimSymbols::source(const SymbolicDim& value) const {
+  for (const auto& [at, v] : dims_)
+    if (v == value) return std::make_pair(Tensor{at.first}, at.second);
+  return std::nullopt;
+}
+
 SymbolicDim DimSymbols::dim(const Network& net, Tensor t, size_t d) {
   const TensorInfo& info = net.tensor(t);
   if (info.desc.shape[d] >= 0) return SymbolicDim::constant(info.desc.shape[d]);
@@ -151,6 +157,10 @@ void DimSymbols::propagate_node(const Network& net, const Node& node) {
           else same(j, 0, j - index_rank + 1);
         }
       }
+      break;
+    case OpKind::kIota:
+      if (const auto* a = node.attributes<IotaAttributes>(); a && rank == 1)
+        if (const int64_t axis = normalized(a->axis, in_rank); axis >= 0) same(0, 0, static_cast<size_t>(axis));
       break;
     case OpKind::kMatMul:
       if (const auto* a = node.attributes<MatMulAttributes>(); a && node.inputs.size() == 2 && rank >= 2) {

@@ -33,6 +33,9 @@ class DimSymbols {
   // Records that dynamic dim `d` of `t` equals `value` (the converter knows it, e.g. a Reshape's
   // inferred dim); a dim already known keeps its value.
   void set(Tensor t, size_t d, const SymbolicDim& value);
+  // A tensor and dim whose size is `value` (the first recorded; graph inputs come first), so that
+  // a layer can read that size at run time (an iota of it); nullopt when none is known.
+  std::optional<std::pair<Tensor, size_t>> source(const SymbolicDim& value) const;
   // Names the output dims of the layers [first, net.num_nodes()) that their definition ties to
   // named input dims.
   void propagate(const Network& net, size_t first);

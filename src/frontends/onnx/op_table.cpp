@@ -15,7 +15,7 @@ const std::map<std::string, ConvertFn>& table() {
     std::map<std::string, ConvertFn> out;
     for (const auto* family : {&pointwise_converters(), &composite_converters(), &nn_converters(), &einsum_converters(), &transformer_converters(),
                                &image_converters(),
-                               &shape_converters(), &layout_converters(), &generate_converters(),
+                               &shape_converters(), &layout_converters(), &gather_converters(), &generate_converters(),
                                &quantize_converters()})
       for (const OpConverter& c : *family) out.emplace(c.op_type, c.convert);
     return out;
@@ -60,6 +60,9 @@ Result<Tensor> reshape_moving(NodeContext& ctx, Tensor x, std::vector<int64_t> o
   }
   const Tensor y = ctx.net().reshape(x, ReshapeAttributes().set_shape(out).set_name(name));
   TO_RETURN_IF_ERROR(ctx.network_status());
+  // The inferred dim is the input dim it moved from, which a later Shape of y reads.
+  for (size_t j = 0; j < out.size(); ++j)
+    if (out[j] == -1 && from[j] >= 0) ctx.symbols().set(y, j, ctx.symbols().dim(ctx.net(), x, static_cast<size_t>(from[j])));
   return y;
 }
 

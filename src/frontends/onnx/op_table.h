@@ -27,6 +27,7 @@ const std::vector<OpConverter>& transformer_converters();
 const std::vector<OpConverter>& image_converters();
 const std::vector<OpConverter>& shape_converters();
 const std::vector<OpConverter>& layout_converters();
+const std::vector<OpConverter>& gather_converters();
 const std::vector<OpConverter>& generate_converters();
 const std::vector<OpConverter>& quantize_converters();
 
@@ -59,9 +60,12 @@ Result<Tensor> reshape_moving(NodeContext& ctx, Tensor x, std::vector<int64_t> o
 // get their symbolic values. Binds output 0.
 Status reshape_to_shape_value(NodeContext& ctx, Tensor x, const ShapeValue& target);
 // Expand's target when it is the shape value `target`, as constants: an element equal to x's dim
-// at the same place (right-aligned) becomes 1, which broadcasting reads as "keep x's dim"; any
-// other element that is not constant is refused.
-Result<std::vector<int64_t>> expand_target(NodeContext& ctx, Tensor x, const ShapeValue& target);
+// at the same place (right-aligned) becomes 1, which broadcasting reads as "keep x's dim"; a
+// dynamic element where x's dim is 1 (or absent) becomes 1 too and is listed in `to_dynamic` by
+// its index in `target`, for the caller to broadcast; any other element that is not constant is
+// refused.
+Result<std::vector<int64_t>> expand_target(NodeContext& ctx, Tensor x, const ShapeValue& target,
+                                           std::map<size_t, SymbolicDim>& to_dynamic);
 
 // A reduction's keepdims, noop_with_empty_axes and axes (attribute or constant input 1);
 // nullopt when it is the identity (no axes and noop_with_empty_axes 1). Unnamed.
@@ -77,6 +81,22 @@ struct SliceRange {
   int64_t size;
 };
 SliceRange slice_range(int64_t start, int64_t end, int64_t step, int64_t dim);
+
+// ---- sizes known only at run time (dynamic_sizes.cpp) ----
+
+// int64 [0, n) where n is one dynamic dim (a SymbolicDim of one symbol); an iota layer reads it
+// from a tensor the dim symbols know to have it. Refused naming the size otherwise.
+Result<Tensor> iota_of(NodeContext& ctx, const SymbolicDim& n, const std::string& name);
+// int64 [0, n), n = dim `axis` of `like`.
+Result<Tensor> iota_along(NodeContext& ctx, Tensor like, size_t axis, const std::string& name);
+// int64 zeros of the iota's size: the indices of a gather that broadcasts a dim of 1 to it.
+Result<Tensor> zeros_like_iota(NodeContext& ctx, Tensor iota, const std::string& name);
+// The size of dim `axis` of `t` as a scalar int64 tensor computed at run time.
+Result<Tensor> size_value(NodeContext& ctx, Tensor t, size_t axis, const std::string& name);
+
+// Range(0, n, 1) and Slice(x, 0, n) on one axis where n is a shape value (ops_dynamic_size.cpp).
+Status convert_range_to_dim(NodeContext& ctx);
+Status convert_slice_to_dim(NodeContext& ctx);
 
 // A constant value owning `array`.
 std::shared_ptr<const ConstantValue> owned_constant(HostArray array);

@@ -20,8 +20,9 @@ Result<Tensor> gather_along(NodeContext& ctx, Tensor x, int64_t axis, const std:
 Status convert_expand(NodeContext& ctx) {
   TO_ASSIGN_OR_RETURN(Tensor x, ctx.input(0));
   std::vector<int64_t> target;
+  std::map<size_t, SymbolicDim> to_dynamic;  // by index in target
   if (const ShapeValue* value = ctx.shape_input(1)) {
-    TO_ASSIGN_OR_RETURN(target, expand_target(ctx, x, *value));
+    TO_ASSIGN_OR_RETURN(target, expand_target(ctx, x, *value, to_dynamic));
   } else {
     TO_ASSIGN_OR_RETURN(target, ctx.int_list_input(1));
   }
@@ -53,6 +54,16 @@ Status convert_expand(NodeContext& ctx) {
                          fmt::join(target, ","));
     TO_ASSIGN_OR_RETURN(x, gather_along(ctx, x, static_cast<int64_t>(i), std::vector<int64_t>(static_cast<size_t>(want), 0),
                                         fmt::format("{}/dim{}", name, i)));
+    changed = true;
+  }
+  // A dim of 1 broadcast to a dynamic size: a gather by that many zeros.
+  for (const auto& [k, size] : to_dynamic) {
+    const size_t axis = k + (rank - target.size());
+    const std::string dim_name = fmt::format("{}/dim{}", name, axis);
+    TO_ASSIGN_OR_RETURN(const Tensor iota, iota_of(ctx, size, dim_name + "/iota"));
+    TO_ASSIGN_OR_RETURN(const Tensor zeros, zeros_like_iota(ctx, iota, dim_name + "/zeros"));
+    x = ctx.net().gather(x, zeros, GatherAttributes().set_axis(static_cast<int64_t>(axis)).set_name(dim_name));
+    TO_RETURN_IF_ERROR(ctx.network_status());
     changed = true;
   }
   return ctx.set_output(0, changed ? x : copy_of(ctx.net(), x, name));

@@ -1,7 +1,8 @@
 // Computing on shape values (shape_value.h): the ops exporters put between a Shape of a tensor
 // with dynamic dims and the Reshape or Expand that reads the result -- Gather, Slice, Unsqueeze,
-// Squeeze, Concat, Cast to int64, Identity, and Mul/Div (and Add/Sub of constants) -- each on
-// scalar or 1-D values; and the two consumers. A result whose elements are all constant becomes
+// Squeeze, Concat, Cast to int64, Identity, Reshape to 1-D, Shape, Mul/Div (and Add/Sub of
+// constants), and Equal/Where as torch writes them to replace -1 in a size -- each on scalar or
+// 1-D values; and the two consumers. A result whose elements are all constant becomes
 // an ordinary constant, so every other op reads it as before.
 #include <algorithm>
 #include <limits>
@@ -76,6 +77,7 @@ Status convert_gather(NodeContext& ctx) {
 }
 
 Status convert_slice(NodeContext& ctx) {
+  if (ctx.shape_input(0) == nullptr) return convert_slice_to_dim(ctx);  // a tensor sliced to a dynamic size
   TO_ASSIGN_OR_RETURN(const ShapeValue data, vector_operand(ctx, 0));
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> starts, ctx.int_list_input(1));
   TO_ASSIGN_OR_RETURN(const std::vector<int64_t> ends, ctx.int_list_input(2));
@@ -188,12 +190,107 @@ Status convert_binary(NodeContext& ctx) {
   return ctx.set_shape_output(0, std::move(out));
 }
 
+// a == b, or nullopt when it depends on a dim's value. A dim is never negative, so a positive
+// product of dims differs from a negative constant: torch's "is this element -1" checks
+// (Equal(shape, -1) -> Where) are known at import.
+std::optional<bool> equal(const SymbolicDim& a, const SymbolicDim& b) {
+  if (a == b) return true;
+  if (a.is_constant() && b.is_constant()) return false;
+  const SymbolicDim& constant = a.is_constant() ? a : b;
+  const SymbolicDim& product = a.is_constant() ? b : a;
+  if (constant.is_constant() && constant.factor < 0 && product.factor > 0) return false;
+  return std::nullopt;
+}
+
+// Equal of shape values: a bool constant.
+Status convert_equal(NodeContext& ctx) {
+  TO_ASSIGN_OR_RETURN(const ShapeValue a, operand(ctx, 0));
+  TO_ASSIGN_OR_RETURN(const ShapeValue b, operand(ctx, 1));
+  const size_t na = a.elements.size(), nb = b.elements.size();
+  if (na != nb && na != 1 && nb != 1) return ctx.invalid("inputs of {} and {} elements do not broadcast", na, nb);
+  const size_t n = na == 1 ? nb : na;
+  const bool scalar = a.scalar && b.scalar;
+  TO_ASSIGN_OR_RETURN(HostArray out, HostArray::zeros(DataType::kBool, scalar ? Dims{} : Dims{static_cast<int64_t>(n)}));
+  for (size_t k = 0; k < n; ++k) {
+    const SymbolicDim& x = a.elements[na == 1 ? 0 : k];
+    const SymbolicDim& y = b.elements[nb == 1 ? 0 : k];
+    const std::optional<bool> same = equal(x, y);
+    if (!same)
+      return ctx.refuse("whether {} equals {} depends on the dims' values, known only at run time; not supported",
+                        describe(ctx, x), describe(ctx, y));
+    out.data_as<uint8_t>()[k] = *same ? 1 : 0;
+  }
+  return ctx.set_constant_output(0, owned_constant(std::move(out)));
+}
+
+// Where with a condition known at import picks each element from the shape value or constant
+// operands.
+Status convert_where(NodeContext& ctx) {
+  const ShapeValue* condition_dependence = ctx.shape_input(0);
+  if (condition_dependence != nullptr) return ctx.invalid("input 0 (condition) is an int64 shape value; bool is expected");
+  TO_ASSIGN_OR_RETURN(const ConstantValue* condition, ctx.constant_input(0));
+  if (condition->view.dtype != DataType::kBool)
+    return ctx.invalid("input 0 (condition) is {}; bool is expected", data_type_name(condition->view.dtype));
+  if (condition->view.shape.rank() > 1 || condition->view.element_count() > static_cast<int64_t>(kMaxShapeElements))
+    return ctx.refuse("a condition of shape {} on a shape value is not supported", condition->view.shape.to_string());
+  const auto* picks = static_cast<const uint8_t*>(condition->view.data);
+  const size_t nc = static_cast<size_t>(condition->view.element_count());
+  TO_ASSIGN_OR_RETURN(const ShapeValue a, operand(ctx, 1));
+  TO_ASSIGN_OR_RETURN(const ShapeValue b, operand(ctx, 2));
+  const size_t na = a.elements.size(), nb = b.elements.size();
+  const size_t n = std::max({nc, na, nb});
+  for (size_t m : {nc, na, nb})
+    if (m != n && m != 1) return ctx.invalid("inputs of {}, {} and {} elements do not broadcast", nc, na, nb);
+  ShapeValue out{condition->view.shape.rank() == 0 && a.scalar && b.scalar, {}};
+  for (size_t k = 0; k < n; ++k)
+    out.elements.push_back(picks[nc == 1 ? 0 : k] ? a.elements[na == 1 ? 0 : k] : b.elements[nb == 1 ? 0 : k]);
+  return ctx.set_shape_output(0, std::move(out));
+}
+
+// A Reshape of a shape value keeps its elements: to 1-D ([-1] or [n]) or, with one element, to a
+// scalar ([]).
+Status convert_reshape(NodeContext& ctx) {
+  // A tensor reshaped to a shape value is the ordinary Reshape's (reshape_to_shape_value).
+  if (ctx.shape_input(0) == nullptr) return find_converter("Reshape")(ctx);
+  TO_ASSIGN_OR_RETURN(const int64_t allowzero, ctx.attribute_int("allowzero", 0));
+  (void)allowzero;  // a 0 in a 1-D target is refused below either way
+  TO_ASSIGN_OR_RETURN(ShapeValue value, operand(ctx, 0));
+  TO_ASSIGN_OR_RETURN(const std::vector<int64_t> target, ctx.int_list_input(1));
+  const int64_t n = static_cast<int64_t>(value.elements.size());
+  if (target.empty() && n == 1) {
+    value.scalar = true;
+  } else if (target.size() == 1 && (target[0] == -1 || target[0] == n)) {
+    value.scalar = false;
+  } else {
+    return ctx.refuse("a Reshape of a shape value of {} element(s) to [{}] is not supported (only to 1-D, or a scalar)",
+                      n, fmt::join(target, ","));
+  }
+  return ctx.set_shape_output(0, std::move(value));
+}
+
+// The Shape of a shape value is a constant: [n], or [] for a scalar.
+Status convert_shape_of(NodeContext& ctx) {
+  TO_ASSIGN_OR_RETURN(const ShapeValue value, operand(ctx, 0));
+  const int64_t rank = value.scalar ? 0 : 1;
+  TO_ASSIGN_OR_RETURN(int64_t start, ctx.attribute_int("start", 0));
+  TO_ASSIGN_OR_RETURN(int64_t end, ctx.attribute_int("end", rank));
+  if (start < 0) start = std::max<int64_t>(0, start + rank);
+  if (end < 0) end = std::max<int64_t>(0, end + rank);
+  start = std::min(start, rank);
+  end = std::max(start, std::min(end, rank));
+  ShapeValue out{false, {}};
+  if (start < end) out.elements.push_back(SymbolicDim::constant(static_cast<int64_t>(value.elements.size())));
+  return ctx.set_shape_output(0, std::move(out));
+}
+
 const std::vector<OpConverter>& converters() {
   static const std::vector<OpConverter> table = {
       {"Gather", &convert_gather},     {"Slice", &convert_slice},     {"Unsqueeze", &convert_unsqueeze},
       {"Squeeze", &convert_squeeze},   {"Concat", &convert_concat},   {"Cast", &convert_cast},
       {"Identity", &convert_identity}, {"Mul", &convert_binary<multiply>}, {"Div", &convert_binary<div>},
-      {"Add", &convert_binary<add>},   {"Sub", &convert_binary<sub>},
+      {"Add", &convert_binary<add>},   {"Sub", &convert_binary<sub>},       {"Equal", &convert_equal},
+      {"Where", &convert_where},       {"Reshape", &convert_reshape},      {"Shape", &convert_shape_of},
+      {"Range", &convert_range_to_dim},
   };
   return table;
 }
@@ -234,7 +331,8 @@ Status reshape_to_shape_value(NodeContext& ctx, Tensor x, const ShapeValue& targ
   return ctx.set_output(0, y);
 }
 
-Result<std::vector<int64_t>> expand_target(NodeContext& ctx, Tensor x, const ShapeValue& target) {
+Result<std::vector<int64_t>> expand_target(NodeContext& ctx, Tensor x, const ShapeValue& target,
+                                           std::map<size_t, SymbolicDim>& to_dynamic) {
   if (target.scalar) return ctx.invalid("input 1 (shape) is a scalar; a 1-D value is expected");
   const int64_t rank = static_cast<int64_t>(ctx.desc(x).shape.rank());
   const int64_t lead = static_cast<int64_t>(target.elements.size()) - rank;  // right-aligned
@@ -246,6 +344,9 @@ Result<std::vector<int64_t>> expand_target(NodeContext& ctx, Tensor x, const Sha
       out.push_back(e.factor);
     } else if (d >= 0 && ctx.symbols().dim(ctx.net(), x, static_cast<size_t>(d)) == e) {
       out.push_back(1);
+    } else if (d < 0 || ctx.desc(x).shape[static_cast<size_t>(d)] == 1) {
+      out.push_back(1);  // broadcast by the caller, a dim of 1 to the dynamic size
+      to_dynamic[k] = e;
     } else {
       return ctx.refuse("shape element {} is {}, which the input's dim at its place is not known to equal; broadcasting "
                         "to it is not supported (shape depends on the {})",

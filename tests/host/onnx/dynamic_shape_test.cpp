@@ -193,17 +193,17 @@ TEST(OnnxDynamicShapes, WhatNeedsTheValueOfADynamicDimIsRefusedNamingIt) {
               add_int64_initializer(m, "zero", {}, {0});
               add_int64_initializer(m, "one", {}, {1});
               add_node(m, "Gather", {"s", "i0"}, {"n"}, "n");
-              add_node(m, "Range", {"zero", "n", "one"}, {"positions"}, "positions");
+              add_node(m, "Range", {"one", "n", "one"}, {"positions"}, "positions");
               add_output(m, "positions");
-            })).find("ONNX node 'positions' (op Range, domain ai.onnx, opset 17): input 1 'n' depends on the dynamic "
-                     "dim 'batch' of input 'x'"),
+            })).find("ONNX node 'positions' (op Range, domain ai.onnx, opset 17): a Range of dynamic size is "
+                     "supported from 0 in steps of 1 only"),
             std::string::npos);
   EXPECT_NE(import_error(model_with([](onnx::ModelProto& m) {
-              add_initializer(m, "row", {1, 4}, {1, 2, 3, 4});
-              add_node(m, "Expand", {"row", "s"}, {"y"}, "expand");
+              add_initializer(m, "rows", {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+              add_node(m, "Expand", {"rows", "s"}, {"y"}, "expand");
               add_output(m, "y");
             })).find("ONNX node 'expand' (op Expand, domain ai.onnx, opset 17): shape element 0 is the dynamic dim "
-                     "'batch' of input 'x'"),
+                     "'batch' of input 'x', which the input's dim at its place is not known to equal"),
             std::string::npos);
   EXPECT_NE(import_error(model_with([](onnx::ModelProto& m) {
               add_node(m, "Gather", {"s", "i0"}, {"n"}, "n");
@@ -216,6 +216,49 @@ TEST(OnnxDynamicShapes, WhatNeedsTheValueOfADynamicDimIsRefusedNamingIt) {
               add_output(m, "s");
             })).find("graph output 's' depends on the dynamic dim 'batch' of input 'x'"),
             std::string::npos);
+}
+
+// Sizes that are a dynamic dim become tensors through an iota of the dim: torch.arange(x.size(0))
+// (Range), position_ids[:, :x.size(0)] (Slice of a constant to a dynamic end) and the expand of a
+// row to the batch, run at two sizes.
+TEST(OnnxDynamicShapes, RangeSliceAndExpandToADynamicSizeReadTheDimAtRunTime) {
+  onnx::ModelProto m = onnx_model(17);
+  add_symbolic_input(m, "x", {"batch", "4"});
+  add_scalar_indices(m, {0});
+  add_int64_initializer(m, "zero", {}, {0});
+  add_int64_initializer(m, "one", {}, {1});
+  add_int64_initializer(m, "start", {1}, {0});
+  add_int64_initializer(m, "axis1", {1}, {1});
+  std::vector<int64_t> table(16);
+  for (int64_t i = 0; i < 16; ++i) table[static_cast<size_t>(i)] = 100 + i;
+  add_int64_initializer(m, "table", {1, 16}, table);
+  add_initializer(m, "row", {1, 4}, {1, 2, 3, 4});
+  add_node(m, "Shape", {"x"}, {"s"}, "shape");
+  add_node(m, "Gather", {"s", "i0"}, {"n"}, "n");
+  add_node(m, "Range", {"zero", "n", "one"}, {"positions"}, "positions");
+  add_node(m, "Unsqueeze", {"n", "axes0"}, {"n1"}, "n1");
+  add_node(m, "Slice", {"table", "start", "n1", "axis1"}, {"prefix"}, "prefix");
+  add_node(m, "Expand", {"row", "s"}, {"rows"}, "rows");
+  add_node(m, "Add", {"x", "rows"}, {"y"}, "add");
+  for (const char* out : {"positions", "prefix", "y"}) add_output(m, out);
+  TempDir dir;
+  auto model = network_from_onnx(write_model(dir, m));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  for (int64_t batch : {3, 7}) {
+    const std::vector<float> x = iota_floats(batch * 4);
+    auto out = run_imported(*model, {{"x", ArrayView{DataType::kFloat32, Dims{batch, 4}, x.data()}}},
+                            {{"x", ShapeRange{{1, 4}, {4, 4}, {8, 4}}}});
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    ASSERT_EQ(out->at("positions").shape(), (Dims{batch}));
+    ASSERT_EQ(out->at("prefix").shape(), (Dims{1, batch}));
+    ASSERT_EQ(out->at("y").shape(), (Dims{batch, 4}));
+    for (int64_t i = 0; i < batch; ++i) {
+      EXPECT_EQ(out->at("positions").data_as<int64_t>()[i], i);
+      EXPECT_EQ(out->at("prefix").data_as<int64_t>()[i], 100 + i);
+      for (int64_t c = 0; c < 4; ++c)
+        EXPECT_EQ(out->at("y").data_as<float>()[i * 4 + c], x[static_cast<size_t>(i * 4 + c)] + static_cast<float>(c + 1));
+    }
+  }
 }
 
 // A reshape copies a dim only at its own place and infers one: moving two dynamic dims is refused.

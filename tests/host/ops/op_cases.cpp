@@ -271,6 +271,7 @@ void shuffle_cases(std::vector<OpCase>& c) {
     ids.data_as<int32_t>()[0] = 2;
     output(n, n.gather(input(n, "x", {3, 4, 2}), n.add_constant(std::move(ids)), GatherAttributes().set_axis(1)));
   });
+  add(c, "iota", "dim 1 of a 3x5", [](Network& n) { output(n, n.iota(input(n, "x", {3, 5}), IotaAttributes().set_axis(1))); });
   add(c, "select", "broadcast", [](Network& n) {
     output(n, n.select(input(n, "c", {3, 1}, DataType::kBool), input(n, "a", {4}), input(n, "b", {3, 4})));
   });

@@ -90,7 +90,8 @@ NamedArrays run_cpu(const Network& net, const NamedArrayViews& inputs) {
 }
 
 // The invariants of every converted network: inputs and outputs keep their source types, no cast
-// reads a cast, and no layer that computes in fp16/bf16 has an integer, bool or quantized tensor.
+// reads a cast, and a layer that computes in fp16/bf16 has no other tensor than int32/int64
+// indices or bool conditions among its inputs (no integer result, no quantized tensor).
 void expect_well_formed(const Network& source, const Network& converted) {
   ASSERT_EQ(converted.inputs().size(), source.inputs().size());
   for (size_t i = 0; i < source.inputs().size(); ++i)
@@ -114,8 +115,10 @@ void expect_well_formed(const Network& source, const Network& converted) {
       for (Tensor t : *tensors) {
         if (!t.valid()) continue;
         const DataType type = converted.tensor(t).desc.dtype;
+        const bool selector = tensors == &node.inputs &&
+                              (type == DataType::kInt32 || type == DataType::kInt64 || type == DataType::kBool);
         low |= type == DataType::kFloat16 || type == DataType::kBFloat16;
-        other |= type != DataType::kFloat16 && type != DataType::kBFloat16 && type != DataType::kFloat32;
+        other |= type != DataType::kFloat16 && type != DataType::kBFloat16 && type != DataType::kFloat32 && !selector;
       }
     EXPECT_FALSE(low && other) << "layer '" << node.name << "' computes in 16 bits beside an integer or quantized tensor";
   }
@@ -252,7 +255,7 @@ TEST(ConvertPrecision, AnUnknownKeepListEntryIsRefusedNamingIt) {
 }
 
 // ids (int32) -> gather of an fp32 embedding table -> matmul -> "logits".
-TEST(ConvertPrecision, AGatherOfEmbeddingsByIntegerIdsStaysFp32AndItsReaderConverts) {
+TEST(ConvertPrecision, AGatherOfEmbeddingsByIntegerIdsConvertsAndKeepsItsIdsInTheirType) {
   Network net;
   Tensor ids = net.add_input("ids", DataType::kInt32, {2, 3});
   Tensor table = net.add_constant(seeded(DataType::kFloat32, {10, 8}, 1), "table");
@@ -265,10 +268,11 @@ TEST(ConvertPrecision, AGatherOfEmbeddingsByIntegerIdsStaysFp32AndItsReaderConve
     PrecisionReport report;
     const Network converted = convert(net, compute, &report);
     expect_well_formed(net, converted);
-    EXPECT_EQ(output_type(converted, "embed"), DataType::kFloat32);
-    EXPECT_EQ(converted.tensor(*converted.find_tensor("table")).desc.dtype, DataType::kFloat32);
+    EXPECT_EQ(output_type(converted, "embed"), compute);
+    EXPECT_EQ(converted.tensor(converted.inputs()[0]).desc.dtype, DataType::kInt32);
     EXPECT_EQ(output_type(converted, "proj"), compute);
-    EXPECT_EQ(report.kept, (std::map<std::string, size_t>{{"int32 tensor", 1}}));
+    EXPECT_TRUE(report.kept.empty());
+    EXPECT_EQ(report.inserted_casts, 1u);  // the output back to fp32, nothing around the gather
 
     const int32_t id_values[6] = {0, 9, 3, 3, 7, 1};
     const ArrayView id_view{DataType::kInt32, Dims{2, 3}, id_values};
@@ -279,6 +283,53 @@ TEST(ConvertPrecision, AGatherOfEmbeddingsByIntegerIdsStaysFp32AndItsReaderConve
     ASSERT_TRUE(cmp.is_ok());
     EXPECT_LT(cmp->rel_l2_error, compute == DataType::kFloat16 ? kFp16Tolerance : kBf16Tolerance);
   }
+}
+
+// x -> matmul -> gather by constant int64 indices (a token picked, a split of q/k/v) -> select by
+// a bool mask -> matmul -> "y": the picks sit inside the converted region, with no cast around
+// them; only an integer result (the comparison building the mask) keeps its layer.
+TEST(ConvertPrecision, IndexAndConditionInputsDoNotSplitTheConvertedRegion) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {4, 8});
+  Tensor h = net.matmul(x, net.add_constant(seeded(DataType::kFloat32, {8, 8}, 1)), MatMulAttributes().set_name("in"));
+  HostArray index = HostArray::zeros(DataType::kInt64, {2}).value();
+  index.data_as<int64_t>()[0] = 3;
+  index.data_as<int64_t>()[1] = -4;
+  Tensor picked = net.gather(h, net.add_constant(std::move(index)), GatherAttributes().set_name("pick"));
+  Tensor positive = net.elementwise(picked, net.add_constant(seeded(DataType::kFloat32, {}, 2, 0.0)),
+                                    ElementwiseAttributes().set_op(ElementwiseOp::kGreater).set_name("positive"));
+  Tensor kept = net.select(positive, picked, net.add_constant(seeded(DataType::kFloat32, {2, 8}, 3)),
+                           SelectAttributes().set_name("where"));
+  Tensor y = net.matmul(kept, net.add_constant(seeded(DataType::kFloat32, {8, 4}, 4)), MatMulAttributes().set_name("out"));
+  net.mark_output(y, "y");
+  ASSERT_TRUE(net.status().is_ok()) << net.status().to_string();
+
+  PrecisionReport report;
+  const Network converted = convert(net, DataType::kFloat16, &report);
+  expect_well_formed(net, converted);
+  EXPECT_EQ(output_type(converted, "pick"), DataType::kFloat16);
+  EXPECT_EQ(output_type(converted, "where"), DataType::kFloat16);
+  EXPECT_EQ(report.kept, (std::map<std::string, size_t>{{"bool tensor", 1}}));
+  // x in, y out, and the comparison's fp32 operand and threshold: nothing at the gather or select.
+  size_t casts = 0;
+  for (size_t i = 0; i < converted.num_nodes(); ++i)
+    if (converted.node(i).kind == OpKind::kCast) {
+      ++casts;
+      const Tensor read = converted.node(i).inputs[0];
+      EXPECT_NE(converted.tensor(read).name, "where") << "a cast reads the select";
+    }
+  EXPECT_EQ(casts, report.inserted_casts);
+  EXPECT_EQ(report.inserted_casts, 3u);
+
+  const float x_values[32] = {0.5f, -1, 2, 0.25f, 1, -0.5f, 0, 1.5f, -2, 1, 0.75f, -0.25f, 0.5f, 1, -1, 2,
+                              1, 1, -1, 0.5f, 0.5f, -0.75f, 2, 0, 0.25f, 0.5f, -1.5f, 1, 1, -2, 0.5f, 0.25f};
+  const ArrayView x_view{DataType::kFloat32, Dims{4, 8}, x_values};
+  NamedArrays reference = run_cpu(net, {{"x", x_view}});
+  NamedArrays ours = run_cpu(converted, {{"x", x_view}});
+  ASSERT_TRUE(reference.count("y") && ours.count("y"));
+  auto cmp = compare_outputs(ours.at("y").view(), reference.at("y").view());
+  ASSERT_TRUE(cmp.is_ok());
+  EXPECT_LT(cmp->rel_l2_error, kFp16Tolerance);
 }
 
 // x -> relu -> quantize (int8) -> dequantize -> matmul -> relu -> "y": the Q/DQ pair and its

@@ -1,4 +1,4 @@
-// The data-movement tactic families (reshape, transpose, concat, slice, pad, gather, top-k,
+// The data-movement tactic families (reshape, transpose, concat, slice, pad, gather, iota, top-k,
 // resize, grid sample, pooling): one file per family, each made by a factory below on the
 // KernelFamily base (kernel_family.h) and registered in op_families.h.
 #pragma once
@@ -18,6 +18,7 @@ std::shared_ptr<const TacticFamily> make_concat_family();       // kConcat    "k
 std::shared_ptr<const TacticFamily> make_slice_family();        // kSlice     "kernel.slice"
 std::shared_ptr<const TacticFamily> make_pad_family();          // kPad       "kernel.pad"
 std::shared_ptr<const TacticFamily> make_gather_family();       // kGather    "kernel.gather"
+std::shared_ptr<const TacticFamily> make_iota_family();         // kIota      "kernel.iota"
 std::shared_ptr<const TacticFamily> make_top_k_family();        // kTopK      "kernel.top_k"
 std::shared_ptr<const TacticFamily> make_resize_family();       // kResize    "kernel.resize"
 std::shared_ptr<const TacticFamily> make_grid_sample_family();  // kGridSample "kernel.grid_sample"
