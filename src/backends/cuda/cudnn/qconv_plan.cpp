@@ -94,10 +94,10 @@ Result<QuantizedConvPlan> plan_quantized_conv(const StepInstance& step, int cc) 
   packed.has_bias = false;
   packed.c = round_up(p.c, plan.channel_multiple);
   packed.k = round_up(p.k, plan.channel_multiple);
-  if (p.groups != 1 && (packed.c != p.c || packed.k != p.k))
-    return unsupported("layer '{}': {} groups of {} -> {} channels: the fused form pads channels to a multiple of {}, "
-                       "which it does for one group only",
-                       layer, p.groups, p.c / p.groups, p.k / p.groups, plan.channel_multiple);
+  if (p.groups != 1 && ((p.c / p.groups) % plan.channel_multiple != 0 || (p.k / p.groups) % plan.channel_multiple != 0))
+    return unsupported("layer '{}': {} groups of {} -> {} channels: cuDNN's {} engines read channel vectors of {} per "
+                       "group, and the fused form pads channels for one group only",
+                       layer, p.groups, p.c / p.groups, p.k / p.groups, data_type_name(qx), plan.channel_multiple);
   packed.x_shape = Dims{p.n, packed.c, p.in[1], p.in[2]};
   packed.w_shape = Dims{packed.k, packed.c / p.groups, p.kernel[1], p.kernel[2]};
   packed.y_shape = Dims{p.n, packed.k, p.out[1], p.out[2]};

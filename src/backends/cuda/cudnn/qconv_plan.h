@@ -24,7 +24,7 @@
 // vectors).
 //
 // What it takes: a 2-D convolution (rank-4 tensors), one group (padding channels per group is not
-// done) or groups whose channel counts need no padding, both operands dequantized in the step
+// done) or groups whose channel counts per group are multiples of 4 / 16, both operands dequantized in the step
 // from the same quantized type, a per-tensor activation scale, weight scales per tensor or per
 // output channel (the weight's axis 0), a per-tensor trailing quantize scale, a bias input that
 // is not itself dequantized, the epilogue conv_epilogue.h accepts. Anything else is kUnsupported
