@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/plan_layouts.h"
 #include "backends/cuda/plan_lowering.h"
 #include "backends/cuda/planned_step.h"
 #include "backends/cuda/planner.h"
@@ -174,6 +175,53 @@ TEST(QuantizedConvLowering, PerChannelActivationScalesStayExplicit) {
   });
   EXPECT_TRUE(explained) << "build log:" << joined(log);
   EXPECT_EQ(steps.size(), 3u) << "x_dq, w_dq and conv1 as steps of their own";
+}
+
+// Two Q/DQ-fused convolutions in a row (a ResNet bottleneck's inner convolutions): the int8 tensor
+// between them is stored channels-last, and so is the second one's weight, so that the fused path
+// needs no packing copy for them (qconv_plan.h: pack_x, pack_w); the network's input and output
+// stay linear.
+TEST(QuantizedConvLowering, TheQuantizedTensorBetweenTwoFusedConvolutionsIsChannelsLast) {
+  for (const DataType format : {kI8, kF8}) {
+    Network net;
+    const auto scalar = [&](double v) {
+      HostArray a = HostArray::zeros(kF32, Dims({})).value();
+      convert_elements(DataType::kFloat64, &v, kF32, a.data(), 1);
+      return net.add_constant(std::move(a));
+    };
+    const auto dq = [&](Tensor q, Tensor s, const std::string& name) {
+      return net.dequantize(q, s, DequantizeAttributes().set_output_type(kF16).set_name(name));
+    };
+    const Tensor x = dq(net.add_input("x", format, {2, 32, 8, 8}), scalar(0.02), "x_dq");
+    Tensor y = net.convolution(x, dq(net.add_constant(random_array(format, {32, 32, 3, 3}, 4, -2, 2)), scalar(0.01), "w1_dq"),
+                               {}, ConvolutionAttributes().set_padding({1, 1}).set_name("conv1"));
+    y = net.activation(y, ActivationAttributes().set_kind(kRelu));
+    y = net.quantize(y, scalar(0.05), QuantizeAttributes().set_output_type(format).set_name("y1_q"));
+    y = net.convolution(dq(y, scalar(0.05), "y1_dq"),
+                        dq(net.add_constant(random_array(format, {32, 32, 1, 1}, 5, -2, 2)), scalar(0.01), "w2_dq"), {},
+                        ConvolutionAttributes().set_name("conv2"));
+    net.mark_output(y, "y");
+    std::vector<std::string> log;
+    cu::DeviceInfo device;
+    device.cc_major = 9;
+    const auto desc = backends::infer_tensor_descs(net, {{"x", Dims({2, 32, 8, 8})}}).value();
+    std::vector<cu::PlannedStep> steps = cu::lower_to_steps(net, desc, device, &log);
+    cu::assign_layouts(net, steps, desc, device, log);
+    const cu::PlannedStep* conv1 = nullptr;
+    const cu::PlannedStep* conv2 = nullptr;
+    for (const cu::PlannedStep& s : steps) {
+      if (net.node(s.anchor).name == "conv1") conv1 = &s;
+      if (net.node(s.anchor).name == "conv2") conv2 = &s;
+    }
+    ASSERT_TRUE(conv1 && conv2) << joined(log);
+    const std::string what = fmt::format("{}: build log:{}", data_type_name(format), joined(log));
+    EXPECT_EQ(conv1->outputs[0], conv2->inputs[0]) << "conv1's step should write y1_q, conv2's read it; " << what;
+    EXPECT_EQ(conv1->output_layouts[0], cu::Layout::kNhwc) << what;
+    EXPECT_EQ(conv2->input_layouts[0], cu::Layout::kNhwc) << what;
+    EXPECT_EQ(conv2->input_layouts[1], cu::Layout::kNhwc) << "conv2's quantized weight; " << what;
+    EXPECT_EQ(conv1->input_layouts[0], cu::Layout::kLinear) << "the network input; " << what;
+    EXPECT_EQ(conv2->output_layouts[0], cu::Layout::kLinear) << "the network output; " << what;
+  }
 }
 
 // ---- on the GPU ----

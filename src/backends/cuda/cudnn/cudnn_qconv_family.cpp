@@ -31,8 +31,8 @@ constexpr size_t kAlignment = 256;  // cuDNN wants aligned pointers: each worksp
 size_t aligned(int64_t bytes) { return (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment; }
 
 // The workspace pieces of one path, in order, before the engine's own workspace.
-// fused: the packed x, the packed w, the accumulator; explicit: the dequantized x and w, and the
-// product before the trailing quantize.
+// fused: the packed x and w (where they are packed), the accumulator; explicit: the dequantized x
+// and w, and the product before the trailing quantize.
 struct Scratch {
   size_t x = 0, w = 0, product = 0;
   size_t total() const { return x + w + product; }
@@ -45,7 +45,7 @@ Result<Scratch> scratch_of(const QuantizedConvPlan& plan, bool fused) {
     TO_ASSIGN_OR_RETURN(const int64_t x, q.x_shape.byte_size(q.dtype));
     TO_ASSIGN_OR_RETURN(const int64_t w, q.w_shape.byte_size(q.dtype));
     TO_ASSIGN_OR_RETURN(const int64_t acc, q.y_shape.byte_size(plan.accumulator));
-    return Scratch{aligned(x), aligned(w), aligned(acc)};
+    return Scratch{plan.pack_x ? aligned(x) : 0, plan.pack_w ? aligned(w) : 0, aligned(acc)};
   }
   const ConvProblem& p = plan.problem;
   TO_ASSIGN_OR_RETURN(const int64_t x, p.x_shape.byte_size(p.dtype));
@@ -167,8 +167,10 @@ class QuantizedConvTactic final : public CudaTactic {
       return cuda_status(launch_pack_channels_last(a, ctx.stream), "channels-last packing (Q/DQ-fused convolution)");
     };
     const ConvProblem& d = plan.problem;
-    TO_RETURN_IF_ERROR(pack(plan.x_data, d.x_shape, d.x_strides(), d.n, q.c, operands.x));
-    TO_RETURN_IF_ERROR(pack(plan.w_data, d.w_shape, d.w_strides(), q.k, q.c / q.groups, operands.w));
+    if (plan.pack_x) TO_RETURN_IF_ERROR(pack(plan.x_data, d.x_shape, d.x_strides(), d.n, q.c, operands.x));
+    else operands.x = input(buffers, plan.x_data);
+    if (plan.pack_w) TO_RETURN_IF_ERROR(pack(plan.w_data, d.w_shape, d.w_strides(), q.k, q.c / q.groups, operands.w));
+    else operands.w = input(buffers, plan.w_data);
     operands.y = accumulator;
     TO_RETURN_IF_ERROR(p.graph->execute(p.engine, operands, buffers, active_->pack, ctx.cudnn, ctx.stream));
 

@@ -102,6 +102,8 @@ Result<QuantizedConvPlan> plan_quantized_conv(const StepInstance& step, int cc) 
   packed.w_shape = Dims{packed.k, packed.c / p.groups, p.kernel[1], p.kernel[2]};
   packed.y_shape = Dims{p.n, packed.k, p.out[1], p.out[2]};
   packed.x_layout = packed.w_layout = packed.y_layout = Layout::kNhwc;
+  plan.pack_x = !(p.x_layout == Layout::kNhwc && packed.c == p.c);
+  plan.pack_w = !(p.w_layout == Layout::kNhwc && packed.c == p.c && packed.k == p.k);
   return plan;
 }
 

@@ -7,7 +7,8 @@
 // Pure host code: the family's can_implement, candidates and replay start here.
 //
 // - fused: x_q and w_q are copied channels-last with their channels zero-padded to a multiple
-//   (x [N, Cp, H, W] as NHWC, w [Kp, Cp, R, S] as KRSC; zeros add nothing to a sum), cuDNN's
+//   (x [N, Cp, H, W] as NHWC, w [Kp, Cp, R, S] as KRSC; zeros add nothing to a sum) unless they
+//   already are so (the planner stores int8/fp8 tensors between such steps channels-last), cuDNN's
 //   graph convolves them into the bare accumulator -- int32 for int8 (compute INT32), fp32 for
 //   fp8 e4m3 (compute FLOAT) -- packed NHWC in the workspace, and one epilogue kernel
 //   (qconv_kernels.h) applies sx * sw[k], the bias, the pointwise epilogue and the trailing
@@ -48,6 +49,9 @@ struct QuantizedConvPlan {
   // the accumulator packed channels-last, of the quantized type.
   ConvProblem packed;
   int64_t channel_multiple = 4;
+  // Whether the fused path copies x / w into the packed form first; not where the step's own
+  // tensor already is it (channels-last, plan_layouts.h, with C and K multiples already).
+  bool pack_x = true, pack_w = true;
   DataType output_type = DataType::kFloat32;  // the step's output type
   // Step inputs (StepBuffers::inputs) of the quantized operands and their scales.
   size_t x_data = 0, x_scale = 0, w_data = 0, w_scale = 0;
