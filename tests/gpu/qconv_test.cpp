@@ -28,8 +28,10 @@
 #include "backends/plan_network.h"
 #include "backends/registry.h"
 #include "gpu/gpu_testing.h"
+#include "host/models/state_dicts.h"
 #include "host/ops/quantized_conv_case.h"
 #include "passes/passes.h"
+#include "resnet50/resnet50.h"
 #include "tensoracle/compare.h"
 
 namespace tensoracle::testing {
@@ -221,6 +223,48 @@ TEST(QuantizedConvLowering, TheQuantizedTensorBetweenTwoFusedConvolutionsIsChann
     EXPECT_EQ(conv2->input_layouts[1], cu::Layout::kNhwc) << "conv2's quantized weight; " << what;
     EXPECT_EQ(conv1->input_layouts[0], cu::Layout::kLinear) << "the network input; " << what;
     EXPECT_EQ(conv2->output_layouts[0], cu::Layout::kLinear) << "the network output; " << what;
+  }
+}
+
+// The examples' ResNet-50 (examples/resnet50, Q/DQ on every convolution, weights per channel) at
+// batch 32 in fp16: every convolution's Q/DQ is fused (no "kept explicit" line names one), and the
+// int8/fp8 tensors inside each bottleneck (conv1 -> conv2 -> conv3) are channels-last. Width 16
+// instead of 64 keeps the seeded weights small; every channel count stays a multiple of 16.
+TEST(QuantizedConvLowering, EveryResNet50ConvolutionIsFused) {
+  resnet50::Config cfg;
+  cfg.width = 16;
+  TempDir dir;
+  const Weights weights = write_weights(dir, random_state_dict(resnet_state_dict(cfg), 3), "weights.safetensors");
+  const Weights with_scales = Weights::with_unit_placeholders(weights);
+  for (const DataType format : {kI8, kF8}) {
+    cfg.quantization = format;
+    Network defined;
+    ASSERT_TRUE(resnet50::define(defined, with_scales, {32, 3, 224, 224}, kF16, cfg).is_ok()) << defined.status().to_string();
+    std::vector<std::string> log;
+    auto net = passes::optimize_for_inference(defined, &log);
+    ASSERT_TRUE(net.is_ok()) << net.status().to_string();
+    const auto desc = backends::infer_tensor_descs(*net, {{resnet50::kInput, Dims({32, 3, 224, 224})}}).value();
+    cu::DeviceInfo device;
+    device.cc_major = 9;
+    std::vector<cu::PlannedStep> steps = cu::lower_to_steps(*net, desc, device, &log);
+    cu::assign_layouts(*net, steps, desc, device, log);
+    int convolutions = 0, fused = 0, channels_last_inputs = 0;
+    for (const cu::PlannedStep& s : steps) {
+      if (net->node(s.anchor).kind != OpKind::kConvolution) continue;
+      ++convolutions;
+      bool dequantizes = false;
+      for (size_t n : s.fused) dequantizes |= net->node(n).kind == OpKind::kDequantize;
+      fused += dequantizes;
+      channels_last_inputs += s.input_layouts[0] == cu::Layout::kNhwc;
+    }
+    const std::string what = fmt::format("{}: build log:{}", data_type_name(format), joined(log));
+    EXPECT_EQ(convolutions, 53) << what;
+    EXPECT_EQ(fused, convolutions) << what;
+    EXPECT_EQ(channels_last_inputs, 32) << "conv2 and conv3 of each of the 16 bottlenecks; " << what;
+    for (const std::string& line : log)
+      if ((line.find("kept explicit") != std::string::npos || line.find("not fused") != std::string::npos) &&
+          (line.rfind("conv", 0) == 0 || line.rfind("layer", 0) == 0))
+        ADD_FAILURE() << data_type_name(format) << ": " << line;
   }
 }
 
