@@ -3,10 +3,9 @@
 //   assign_layouts(net, steps, opt_descs, device, plan.log);  // sets every step's *_layouts
 //
 // Channels-last (NHWC) for the fp16/bf16 and int8/fp8 e4m3 rank-4 tensors that flow between
-// steps whose families take it (FamilyTraits::nhwc: convolutions, pooling, pointwise programs)
-// when one of those prefers it (FamilyTraits::prefers_nhwc: tensor-core convolutions; int8/fp8
-// ones in practice between Q/DQ-fused convolutions, since the quantize and dequantize kernels
-// take linear tensors only); every other tensor, and
+// steps whose families take it (FamilyTraits::nhwc: convolutions, pooling, pointwise programs,
+// quantize/dequantize with one scale) when one of those prefers it (FamilyTraits::prefers_nhwc:
+// tensor-core convolutions, Q/DQ-fused ones included); every other tensor, and
 // every network input and output, stays linear. A pointwise chain reading a linear tensor and
 // writing an NHWC one is the reformat, at no extra pass. A constant that only such steps read as
 // a weight (FamilyTraits::nhwc_constant_inputs) of a channels-last input 0 goes channels-last
