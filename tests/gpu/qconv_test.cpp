@@ -179,30 +179,37 @@ TEST(QuantizedConvLowering, PerChannelActivationScalesStayExplicit) {
   EXPECT_EQ(steps.size(), 3u) << "x_dq, w_dq and conv1 as steps of their own";
 }
 
-// Two Q/DQ-fused convolutions in a row (a ResNet bottleneck's inner convolutions): the int8 tensor
-// between them is stored channels-last, and so is the second one's weight, so that the fused path
-// needs no packing copy for them (qconv_plan.h: pack_x, pack_w); the network's input and output
-// stay linear.
+// Two Q/DQ-fused convolutions in a row, as a ResNet bottleneck's inner ones: conv1 -> relu -> Q ->
+// DQ -> conv2, the input "x" quantized [2, 32, 8, 8], the output "y" fp16.
+Network chained_convolutions(DataType format) {
+  Network net;
+  const bool int8 = format == kI8;
+  const auto scalar = [&](double v) {
+    HostArray a = HostArray::zeros(kF32, Dims({})).value();
+    convert_elements(DataType::kFloat64, &v, kF32, a.data(), 1);
+    return net.add_constant(std::move(a));
+  };
+  const auto dq = [&](Tensor q, double scale, const std::string& name) {
+    return net.dequantize(q, scalar(scale), DequantizeAttributes().set_output_type(kF16).set_name(name));
+  };
+  const Tensor x = dq(net.add_input("x", format, {2, 32, 8, 8}), 0.02, "x_dq");
+  Tensor y = net.convolution(x, dq(net.add_constant(random_array(format, {32, 32, 3, 3}, 4, -2, 2)), int8 ? 0.001 : 0.05, "w1_dq"),
+                             {}, ConvolutionAttributes().set_padding({1, 1}).set_name("conv1"));
+  y = net.activation(y, ActivationAttributes().set_kind(kRelu));
+  y = net.quantize(y, scalar(0.05), QuantizeAttributes().set_output_type(format).set_name("y1_q"));
+  y = net.convolution(dq(y, 0.05, "y1_dq"),
+                      dq(net.add_constant(random_array(format, {32, 32, 1, 1}, 5, -2, 2)), int8 ? 0.001 : 0.05, "w2_dq"), {},
+                      ConvolutionAttributes().set_name("conv2"));
+  net.mark_output(y, "y");
+  return net;
+}
+
+// The int8/fp8 tensor between two fused convolutions is stored channels-last, and so is the
+// second one's weight, so that the fused path needs no packing copy for them (qconv_plan.h:
+// pack_x, pack_w); the network's input and output stay linear.
 TEST(QuantizedConvLowering, TheQuantizedTensorBetweenTwoFusedConvolutionsIsChannelsLast) {
   for (const DataType format : {kI8, kF8}) {
-    Network net;
-    const auto scalar = [&](double v) {
-      HostArray a = HostArray::zeros(kF32, Dims({})).value();
-      convert_elements(DataType::kFloat64, &v, kF32, a.data(), 1);
-      return net.add_constant(std::move(a));
-    };
-    const auto dq = [&](Tensor q, Tensor s, const std::string& name) {
-      return net.dequantize(q, s, DequantizeAttributes().set_output_type(kF16).set_name(name));
-    };
-    const Tensor x = dq(net.add_input("x", format, {2, 32, 8, 8}), scalar(0.02), "x_dq");
-    Tensor y = net.convolution(x, dq(net.add_constant(random_array(format, {32, 32, 3, 3}, 4, -2, 2)), scalar(0.01), "w1_dq"),
-                               {}, ConvolutionAttributes().set_padding({1, 1}).set_name("conv1"));
-    y = net.activation(y, ActivationAttributes().set_kind(kRelu));
-    y = net.quantize(y, scalar(0.05), QuantizeAttributes().set_output_type(format).set_name("y1_q"));
-    y = net.convolution(dq(y, scalar(0.05), "y1_dq"),
-                        dq(net.add_constant(random_array(format, {32, 32, 1, 1}, 5, -2, 2)), scalar(0.01), "w2_dq"), {},
-                        ConvolutionAttributes().set_name("conv2"));
-    net.mark_output(y, "y");
+    const Network net = chained_convolutions(format);
     std::vector<std::string> log;
     cu::DeviceInfo device;
     device.cc_major = 9;
@@ -523,6 +530,38 @@ TEST_P(QuantizedConvOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
     EXPECT_TRUE(why.empty()) << c.params() << " candidate " << tactic->name() << ": " << why;
   }
   EXPECT_TRUE(explicit_seen && fused_seen) << c.params() << ": the family offered only one path";
+}
+
+// The channels-last path on the GPU: conv2 reads the int8/fp8 tensor conv1's step wrote
+// channels-last and its KRSC weight without packing them. The intermediate quantize may land one
+// code away from the reference's, so y is held to a relative L2 of 1e-2 (a layout error is ~1).
+TEST(QuantizedConvChainOnGpu, TwoFusedConvolutionsInARowMatchTheCpuReference) {
+  TO_SKIP_WITHOUT_GPU();
+  auto device = cu::current_device();
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  for (const DataType format : {kI8, kF8}) {
+    if (format == kF8 && device->compute_capability() < 89) continue;
+    const Network net = chained_convolutions(format);
+    const NamedArrays inputs = seeded_inputs(net, 5, -2, 2).value();
+    const Dims shape{2, 32, 8, 8};
+    cu::PlanOptions level0;
+    level0.optimization_level = 0;
+    auto plan = cu::make_cuda_plan(net, {{{"x", ShapeRange{shape, shape, shape}}}}, level0, nullptr);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    for (const cu::PlannedStep& s : plan->steps) {
+      if (plan->network.node(s.anchor).name != "conv2") continue;
+      EXPECT_EQ(s.family, "cudnn.qconv") << s.tactic << joined(plan->log);
+      EXPECT_NE(s.tactic.find("#fused"), std::string::npos) << s.tactic << joined(plan->log);
+      EXPECT_EQ(s.input_layouts[0], cu::Layout::kNhwc) << joined(plan->log);
+    }
+    auto got = backends::create_backend("cuda").value()->execute(net, views(inputs));
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    auto want = backends::create_backend(backends::kReferenceBackend).value()->execute(net, views(inputs));
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    auto cmp = compare_outputs(got->at("y").view(), want->at("y").view(), 0, 0);
+    ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
+    EXPECT_LE(cmp->rel_l2_error, 1e-2) << data_type_name(format) << ": max abs error " << cmp->max_abs_error;
+  }
 }
 
 std::string case_name(const ::testing::TestParamInfo<C>& info) {
