@@ -240,8 +240,8 @@ Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build_quantized(const Co
                                   .set_dilation(tail(p.dilation, 2))
                                   .set_compute_data_type(compute));
     conv->set_dim(y_dims).set_data_type(compute);
-    auto y = g->pointwise(conv, conv, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::IDENTITY)
-                                          .set_compute_data_type(compute));
+    auto y = g->pointwise(conv, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::IDENTITY)
+                                    .set_compute_data_type(compute));
     y->set_output(true).set_data_type(fe_type(accumulator)).set_dim(y_dims).set_stride(strides_in(y_dims, Layout::kNhwc))
         .set_uid(kYUid);
     TO_RETURN_IF_ERROR(finalize(*g, handle, false));
