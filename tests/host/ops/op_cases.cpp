@@ -360,7 +360,9 @@ void quantized_matmul_cases(std::vector<OpCase>& c) {
 // explicit layers. Bounds against the reference as for the matmul cases above: int8 sums are
 // exact in int32 and differ only in where the scales are applied; fp16/bf16 products differ by
 // the reference's rounding of each dequantized operand to that type (docs/quantization.md); a
-// trailing quantize may land one code (int8) or one fp8 step away. Not yet run on a GPU.
+// trailing quantize may land one code (int8) or one fp8 step away. The fp16/bf16 variants retype
+// the scales, which the fused form does not take (qconv_plan.h): they run the explicit form.
+// Not yet run on a GPU.
 void quantized_conv_cases(std::vector<OpCase>& c) {
   using C = QuantizedConvCase;
   const DataType i8 = DataType::kInt8, f8 = DataType::kFloat8E4M3, f16 = DataType::kFloat16, bf16 = DataType::kBFloat16;

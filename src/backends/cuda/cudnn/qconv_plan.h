@@ -25,11 +25,12 @@
 // vectors).
 //
 // What it takes: a 2-D convolution (rank-4 tensors), one group (padding channels per group is not
-// done) or groups whose channel counts per group are multiples of 4 / 16, both operands dequantized in the step
-// from the same quantized type, a per-tensor activation scale, weight scales per tensor or per
-// output channel (the weight's axis 0), a per-tensor trailing quantize scale, a bias input that
-// is not itself dequantized, the epilogue conv_epilogue.h accepts. Anything else is kUnsupported
-// with the reason, and the layers stay explicit (plan_lowering.h logs it).
+// done) or groups whose channel counts per group are multiples of 4 / 16, both operands
+// dequantized in the step from the same quantized type, a per-tensor activation scale, weight
+// scales per tensor or per output channel (the weight's axis 0), a per-tensor trailing quantize
+// scale, fp32 scales, a bias input that is not itself dequantized, the epilogue conv_epilogue.h
+// accepts. Anything else is kUnsupported with the reason, and the layers stay explicit
+// (plan_lowering.h logs it).
 #pragma once
 
 #include <cstdint>
