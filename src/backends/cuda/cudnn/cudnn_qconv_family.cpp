@@ -3,9 +3,11 @@
 // timer checks the fused ones against the explicit form and picks by measurement. Where cuDNN
 // offers no engine for the fused graph, one fused candidate is still listed: its initialize
 // fails with cuDNN's reason, which the timer writes to the build log naming the layer, and the
-// explicit form runs. Tactic "cudnn.qconv#<path><i>", choice {"path": "fused" | "explicit",
-// "engine": "<cuDNN engine tag>"}; replay rebuilds the path's graph and takes the engine with
-// that tag (the heuristics' first when the tag is not offered at these shapes, as cudnn.conv).
+// explicit form runs. Where cuDNN has no engine for the explicit form's convolution either, that
+// form runs on the direct kernel ("cudnn.qconv#explicit_direct", engine "kernel.conv_direct").
+// Tactic "cudnn.qconv#<path><i>", choice {"path": "fused" | "explicit", "engine": "<cuDNN engine
+// tag>"}; replay rebuilds the path's graph and takes the engine with that tag (the heuristics'
+// first when the tag is not offered at these shapes, as cudnn.conv).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +28,10 @@ namespace tensoracle::backends::cuda {
 namespace {
 
 constexpr const char* kFamilyName = "cudnn.qconv";
+// The explicit path's engine where cuDNN offers none for the dequantized convolution (an fp32
+// channels-last one, say): the direct kernel of conv_kernels.h, so that the family always has a
+// working candidate.
+constexpr const char* kDirectEngine = "kernel.conv_direct";
 constexpr size_t kAlignment = 256;  // cuDNN wants aligned pointers: each workspace piece starts on this
 
 size_t aligned(int64_t bytes) { return (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment; }
@@ -67,8 +73,9 @@ struct Prepared {
   size_t workspace_size() const { return scratch.total() + static_cast<size_t>(engine.workspace); }
 };
 
-// The plan, scratch and graph of `fused`'s path for `step`, no engine chosen yet.
-Result<Prepared> describe(const StepInstance& step, bool fused, const RunContext& ctx) {
+// The plan, scratch and graph of `fused`'s path for `step` (no graph for the direct kernel), no
+// engine chosen yet.
+Result<Prepared> describe(const StepInstance& step, bool fused, const RunContext& ctx, bool direct = false) {
   Prepared p;
   p.shapes = StepShapes::of(step);
   TO_ASSIGN_OR_RETURN(p.plan, plan_quantized_conv(step, ctx.device ? ctx.device->compute_capability() : 0));
@@ -77,6 +84,7 @@ Result<Prepared> describe(const StepInstance& step, bool fused, const RunContext
     return unsupported("layer '{}': the {} path needs {} bytes of scratch, more than the {} bytes of workspace given",
                        step.anchor.node.name, fused ? "fused" : "explicit", p.scratch.total(), ctx.workspace_bytes);
   p.handle = ctx.cudnn;
+  if (direct) return p;
   auto graph = fused ? CudnnConvGraph::build_quantized(p.plan.packed, p.plan.accumulator, ctx.cudnn)
                      : CudnnConvGraph::build(p.plan.problem, p.plan.epilogue, /*fused=*/false, ctx.cudnn);
   if (!graph.is_ok())
@@ -95,7 +103,10 @@ class QuantizedConvTactic final : public CudaTactic {
   QuantizedConvTactic(bool fused, int index, std::string engine)
       : fused_(fused), index_(index), engine_(std::move(engine)) {}
 
-  std::string name() const override { return fmt::format("{}#{}{}", kFamilyName, fused_ ? "fused" : "explicit", index_); }
+  std::string name() const override {
+    if (direct()) return fmt::format("{}#explicit_direct", kFamilyName);
+    return fmt::format("{}#{}{}", kFamilyName, fused_ ? "fused" : "explicit", index_);
+  }
   nlohmann::json choice() const override { return {{"path", fused_ ? "fused" : "explicit"}, {"engine", engine_}}; }
 
   void adopt(Prepared prepared) { active_ = std::make_unique<Prepared>(std::move(prepared)); }
@@ -113,10 +124,12 @@ class QuantizedConvTactic final : public CudaTactic {
         active_->workspace_size() <= ctx.workspace_bytes)
       return Status::ok();
     active_.reset();
-    TO_ASSIGN_OR_RETURN(Prepared p, describe(step, fused_, ctx));
-    TO_ASSIGN_OR_RETURN_CONTEXT(p.engine, p.graph->plan_for(engine_, engine_room(p, ctx)),
-                                fmt::format("layer '{}': {}", step.anchor.node.name, name()));
-    p.pack = p.graph->variant_pack();
+    TO_ASSIGN_OR_RETURN(Prepared p, describe(step, fused_, ctx, direct()));
+    if (p.graph) {
+      TO_ASSIGN_OR_RETURN_CONTEXT(p.engine, p.graph->plan_for(engine_, engine_room(p, ctx)),
+                                  fmt::format("layer '{}': {}", step.anchor.node.name, name()));
+      p.pack = p.graph->variant_pack();
+    }
     adopt(std::move(p));
     return Status::ok();
   }
@@ -147,6 +160,7 @@ class QuantizedConvTactic final : public CudaTactic {
   }
 
  private:
+  bool direct() const { return !fused_ && engine_ == kDirectEngine; }
   const void* input(const StepBuffers& buffers, size_t i) const { return buffers.inputs[i].data; }
 
   // Packs x and w channels-last, convolves them into the accumulator, then the epilogue kernel.
@@ -210,8 +224,14 @@ class QuantizedConvTactic final : public CudaTactic {
                                             const_cast<void*>(operands.w), qw, ctx.stream));
     void* y = plan.requantize ? product : buffers.outputs[0].data;
     operands.y = y;
-    TO_RETURN_IF_ERROR(p.graph->execute(p.engine, operands, buffers, active_->pack, ctx.cudnn, ctx.stream));
-    if (d.has_bias || !plan.epilogue.empty()) {
+    if (!p.graph) {  // the direct kernel: bias and epilogue included
+      TO_CUDA_RETURN_IF_ERROR(launch_direct_conv(
+          direct_conv_launch(d, operands.x, operands.w, y, epilogue_launch(d, plan.epilogue, buffers, /*with_bias=*/true)),
+          ctx.stream));
+    } else {
+      TO_RETURN_IF_ERROR(p.graph->execute(p.engine, operands, buffers, active_->pack, ctx.cudnn, ctx.stream));
+    }
+    if (p.graph && (d.has_bias || !plan.epilogue.empty())) {
       const EpilogueLaunch e = epilogue_launch(d, plan.epilogue, buffers, /*with_bias=*/true);
       const auto shape = d.y_shape5();
       const auto strides = d.y_strides();
@@ -249,8 +269,9 @@ class QuantizedConvFamily final : public TacticFamily {
     return Status::ok();
   }
 
-  // The explicit path's engines (half of `limit`), then the fused path's (the rest, at least
-  // one); a path that offers none leaves its room to the other.
+  // The explicit path's engines (half of `limit`; the direct kernel where cuDNN has none), then
+  // the fused path's (the rest, at least one); a path that offers none leaves its room to the
+  // other.
   Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
                                                               int limit) const override {
     limit = std::max(limit, 1);
@@ -281,10 +302,22 @@ class QuantizedConvFamily final : public TacticFamily {
 
  private:
   // Appends up to `room` candidates of one path, each with its engine built; the reason when the
-  // path offers none.
+  // path offers none (the explicit path then offers the direct kernel).
   static Status offer(const StepInstance& step, const RunContext& ctx, bool fused, int room,
                       std::vector<std::unique_ptr<CudaTactic>>& out) {
     if (room <= 0) return Status::ok();
+    const Status offered = offer_engines(step, ctx, fused, room, out);
+    if (offered.is_ok() || fused) return offered;
+    auto direct = std::make_unique<QuantizedConvTactic>(false, 0, kDirectEngine);
+    if (auto base = describe(step, false, ctx, /*direct=*/true); base.is_ok()) {
+      direct->adopt(*std::move(base));
+      out.push_back(std::move(direct));
+    }
+    return offered;
+  }
+
+  static Status offer_engines(const StepInstance& step, const RunContext& ctx, bool fused, int room,
+                              std::vector<std::unique_ptr<CudaTactic>>& out) {
     TO_ASSIGN_OR_RETURN(Prepared base, describe(step, fused, ctx));
     TO_ASSIGN_OR_RETURN(std::vector<CudnnConvPlan> engines, base.graph->plans(room, engine_room(base, ctx)));
     for (size_t i = 0; i < engines.size(); ++i) {
