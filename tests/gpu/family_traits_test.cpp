@@ -55,6 +55,20 @@ TEST(FamilyTraits, ConvolutionsPreferChannelsLastWithTheirWeightAndDeconvolution
   EXPECT_FALSE(pooling.epilogue);
 }
 
+// Matrix products and convolutions fuse quantization, and the quantize and dequantize kernels take
+// channels-last tensors (one scale) without asking for them: next to Q/DQ-fused convolutions.
+TEST(FamilyTraits, ConvolutionsFuseQuantizationAndQuantizeLayersTakeChannelsLast) {
+  EXPECT_TRUE(traits_of(OpKind::kConvolution).quantize_fusion);
+  EXPECT_TRUE(traits_of(OpKind::kMatMul).quantize_fusion);
+  EXPECT_FALSE(traits_of(OpKind::kDeconvolution).quantize_fusion);
+  for (OpKind kind : {OpKind::kQuantize, OpKind::kDequantize}) {
+    const FamilyTraits t = traits_of(kind);
+    EXPECT_TRUE(t.nhwc) << op_kind_name(kind);
+    EXPECT_FALSE(t.prefers_nhwc || t.epilogue || t.quantize_fusion || !t.nhwc_constant_inputs.empty())
+        << op_kind_name(kind);
+  }
+}
+
 TEST(FamilyTraits, AttentionReadsQKVAndWritesItsOutputHeadSplit) {
   FamilyTraits t = traits_of(OpKind::kAttention);
   std::sort(t.bshd_inputs.begin(), t.bshd_inputs.end());
@@ -72,6 +86,8 @@ TEST(FamilyTraits, EveryOtherLayerIsOfferedLinearTensorsAndNoEpilogue) {
       case OpKind::kConvolution:
       case OpKind::kDeconvolution:
       case OpKind::kPooling:
+      case OpKind::kQuantize:
+      case OpKind::kDequantize:
       case OpKind::kAttention: continue;
       default: break;
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #define TENSORACLE_CUDA_FAMILIES(X)                                \
+  X(Convolution, make_cudnn_qconv_family())                        \
   X(Convolution, make_cudnn_conv_family(OpKind::kConvolution))     \
   X(Convolution, make_direct_conv_family())                        \
   X(Deconvolution, make_cudnn_conv_family(OpKind::kDeconvolution)) \

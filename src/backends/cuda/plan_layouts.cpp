@@ -18,9 +18,13 @@ void set_step_layouts(PlannedStep& step, const std::vector<bool>& nhwc) {
   for (size_t i = 0; i < step.outputs.size(); ++i) step.output_layouts[i] = layout(step.outputs[i]);
 }
 
-// A rank-4 fp16/bf16 tensor: the only ones channels-last can help.
-bool half_image(const TensorDesc& d) {
-  return d.shape.rank() == 4 && (d.dtype == DataType::kFloat16 || d.dtype == DataType::kBFloat16);
+// A rank-4 tensor channels-last can help: fp16/bf16 (tensor-core convolutions) and int8/fp8 e4m3
+// (cuDNN's quantized convolutions read channels-last operands only: qconv_plan.h packs linear ones
+// on every run, and writes its quantized output channels-last without a strided pass).
+bool channels_last_candidate(const TensorDesc& d) {
+  if (d.shape.rank() != 4) return false;
+  return d.dtype == DataType::kFloat16 || d.dtype == DataType::kBFloat16 || d.dtype == DataType::kInt8 ||
+         d.dtype == DataType::kFloat8E4M3;
 }
 
 }  // namespace
@@ -42,7 +46,7 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
   for (Tensor t : net.outputs()) outputs.insert(t.id);
   for (uint32_t t = 0; t < net.num_tensors(); ++t) {
     const TensorDesc& d = desc[t];
-    if (!half_image(d)) continue;
+    if (!channels_last_candidate(d)) continue;
     if (d.shape[1] == 1 || d.shape[2] * d.shape[3] == 1) continue;  // both layouts are the same bytes
     if (producer[t] < 0 || outputs.count(t) || !traits[static_cast<size_t>(producer[t])].nhwc) continue;
     bool all_take = true, preferred = traits[static_cast<size_t>(producer[t])].prefers_nhwc;
@@ -51,7 +55,7 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
   }
   for (uint32_t t = 0; t < net.num_tensors(); ++t) {
     const int64_t node = net.tensor(Tensor{t}).producer;
-    if (!half_image(desc[t])) continue;
+    if (!channels_last_candidate(desc[t])) continue;
     if (node < 0 || net.node(static_cast<size_t>(node)).kind != OpKind::kConstant || outputs.count(t)) continue;
     bool weight_of_nhwc_steps = !consumers[t].empty();
     for (size_t c : consumers[t]) {

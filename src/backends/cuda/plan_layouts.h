@@ -2,9 +2,10 @@
 //
 //   assign_layouts(net, steps, opt_descs, device, plan.log);  // sets every step's *_layouts
 //
-// Channels-last (NHWC) for the fp16/bf16 rank-4 tensors that flow between steps whose families
-// take it (FamilyTraits::nhwc: convolutions, pooling, pointwise programs) when one of those
-// prefers it (FamilyTraits::prefers_nhwc: tensor-core convolutions); every other tensor, and
+// Channels-last (NHWC) for the fp16/bf16 and int8/fp8 e4m3 rank-4 tensors that flow between
+// steps whose families take it (FamilyTraits::nhwc: convolutions, pooling, pointwise programs,
+// quantize/dequantize with one scale) when one of those prefers it (FamilyTraits::prefers_nhwc:
+// tensor-core convolutions, Q/DQ-fused ones included); every other tensor, and
 // every network input and output, stays linear. A pointwise chain reading a linear tensor and
 // writing an NHWC one is the reformat, at no extra pass. A constant that only such steps read as
 // a weight (FamilyTraits::nhwc_constant_inputs) of a channels-last input 0 goes channels-last

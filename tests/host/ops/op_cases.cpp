@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "host/ops/op_harness.h"
+#include "host/ops/quantized_conv_case.h"
 #include "host/ops/quantized_matmul_case.h"
 #include "tensoracle/float_formats.h"
 
@@ -354,6 +355,41 @@ void quantized_matmul_cases(std::vector<OpCase>& c) {
   }
 }
 
+// The Q/DQ convolution pattern (quantized_conv_case.h), which the cuda backend runs as one
+// quantized step (cudnn.qconv: fused on cuDNN's int8/fp8 graph where it can, else the explicit
+// form inside the step) or, where that family refuses it (groups needing channel padding), as
+// explicit layers. Bounds against the reference as for the matmul cases above: int8 sums are
+// exact in int32 and differ only in where the scales are applied; fp16/bf16 products differ by
+// the reference's rounding of each dequantized operand to that type (docs/quantization.md); a
+// trailing quantize may land one code (int8) or one fp8 step away. The fp16/bf16 variants retype
+// the scales, which the fused form does not take (qconv_plan.h): they run the explicit form.
+// Not yet run on a GPU.
+void quantized_conv_cases(std::vector<OpCase>& c) {
+  using C = QuantizedConvCase;
+  const DataType i8 = DataType::kInt8, f8 = DataType::kFloat8E4M3, f16 = DataType::kFloat16, bf16 = DataType::kBFloat16;
+  const auto relu = ActivationKind::kRelu;
+  const std::vector<C> cases = {
+      C::of(i8, kF32, {1, 16, 8, 8}, 16),                                                        // per tensor, bare
+      C::of(i8, kF32, {2, 16, 8, 8}, 32).per_output_channel().with_bias().then(relu),           // bias, relu
+      C::of(i8, kF32, {1, 16, 8, 8}, 16).per_output_channel().with_bias().plus_residual().then(relu).quantized_to(i8),
+      C::of(i8, kF32, {1, 3, 9, 9}, 8).window(3, 2, 1).per_output_channel().with_bias().then(relu).quantized_to(i8),
+      C::of(i8, kF32, {1, 32, 7, 7}, 64).window(1, 1, 0).per_output_channel().with_bias().quantized_to(f8),  // 1x1
+      C::of(i8, kF32, {1, 8, 6, 6}, 8).in_groups(8).per_output_channel().with_bias().then(relu),  // depthwise: explicit
+      C::of(f8, f16, {1, 16, 8, 8}, 16),                                                         // per tensor, bare
+      C::of(f8, f16, {2, 32, 8, 8}, 32).per_output_channel().with_bias().then(relu),
+      C::of(f8, f16, {1, 16, 8, 8}, 16).with_bias().plus_residual().then(relu).quantized_to(f8),
+      C::of(f8, kF32, {1, 3, 9, 9}, 16).window(3, 2, 1).per_output_channel().with_bias().then(relu).quantized_to(i8),
+  };
+  for (const C& q : cases) {
+    add(c, "convolution", "q/dq " + q.params(), [q](Network& n) { q.build(n); });
+    OpCase& added = c.back();
+    added.low = q.low();
+    added.high = q.high();
+    added.tolerance = {{DataType::kFloat32, {1e-5, 1e-5}}, {f16, {2e-3, 2e-3}}, {bf16, {2e-2, 2e-2}},
+                       {i8, {1, 0}}, {f8, {1.0 / 64, 0.125}}};
+  }
+}
+
 }  // namespace
 
 const std::vector<OpCase>& all_op_cases() {
@@ -370,6 +406,7 @@ const std::vector<OpCase>& all_op_cases() {
     attention_cases(c);
     quantization_cases(c);
     quantized_matmul_cases(c);
+    quantized_conv_cases(c);
     return c;
   }();
   return cases;

@@ -31,32 +31,8 @@ class DirectConvTactic final : public CudaTactic {
                         step.anchor.node.name, name());
     const ConvProblem& p = problem_;
     TO_RETURN_IF_ERROR(check_buffer_layouts(step, p, epilogue_, buffers));  // x, w and y are there
-    DirectConvLaunch a;
-    a.element = conv_element(p.dtype);
-    a.transposed = p.transposed;
-    a.n = p.n;
-    a.c = p.c;
-    a.k = p.k;
-    a.groups = p.groups;
-    for (int d = 0; d < 3; ++d) {
-      const size_t i = static_cast<size_t>(d);
-      a.in[d] = p.in[i];
-      a.out[d] = p.out[i];
-      a.kernel[d] = p.kernel[i];
-      a.stride[d] = p.stride[i];
-      a.dilation[d] = p.dilation[i];
-      a.pre[d] = p.pre[i];
-    }
-    const auto x_strides = p.x_strides(), y_strides = p.y_strides(), w_strides = p.w_strides();
-    a.x.data = buffers.inputs[0].data;
-    a.w.data = buffers.inputs[1].data;
-    for (int d = 0; d < 5; ++d) {
-      a.x.stride[d] = x_strides[static_cast<size_t>(d)];
-      a.w.stride[d] = w_strides[static_cast<size_t>(d)];
-      a.y_stride[d] = y_strides[static_cast<size_t>(d)];
-    }
-    a.y = buffers.outputs[0].data;
-    a.epilogue = epilogue_launch(p, epilogue_, buffers, true);
+    const DirectConvLaunch a = direct_conv_launch(p, buffers.inputs[0].data, buffers.inputs[1].data,
+                                                  buffers.outputs[0].data, epilogue_launch(p, epilogue_, buffers, true));
     TO_CUDA_RETURN_IF_ERROR(launch_direct_conv(a, ctx.stream));
     return Status::ok();
   }

@@ -9,6 +9,8 @@
 //   For fp16/bf16 2-D convolutions with few input channels (C <= 32, not a multiple of 8) the
 //   list goes on with channel-padded candidates (conv_pad_channels.h), "cudnn.conv#<i>+pad8",
 //   whose choice adds "pad_channels": 8.
+// - "cudnn.qconv" (kConvolution): Q/DQ-fused convolutions (qconv_plan.h), first in preference;
+//   it takes only steps with quantize/dequantize layers, which the others never get.
 // - "kernel.conv_direct" (both kinds): a direct CUDA kernel (conv_kernels.h) for whatever cuDNN
 //   refuses, last in preference; the same epilogue rules.
 #pragma once
@@ -35,5 +37,6 @@ inline FamilyTraits conv_traits(const Node& node) {
 
 std::shared_ptr<const TacticFamily> make_cudnn_conv_family(OpKind kind);  // kConvolution or kDeconvolution
 std::shared_ptr<const TacticFamily> make_direct_conv_family();  // both kinds
+std::shared_ptr<const TacticFamily> make_cudnn_qconv_family();  // kConvolution with quantize/dequantize layers
 
 }  // namespace tensoracle::backends::cuda

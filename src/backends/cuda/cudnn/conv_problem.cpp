@@ -19,6 +19,37 @@ ConvElement conv_element(DataType dtype) {
   }
 }
 
+DirectConvLaunch direct_conv_launch(const ConvProblem& p, const void* x, const void* w, void* y,
+                                    const EpilogueLaunch& epilogue) {
+  DirectConvLaunch a;
+  a.element = conv_element(p.dtype);
+  a.transposed = p.transposed;
+  a.n = p.n;
+  a.c = p.c;
+  a.k = p.k;
+  a.groups = p.groups;
+  for (int d = 0; d < 3; ++d) {
+    const size_t i = static_cast<size_t>(d);
+    a.in[d] = p.in[i];
+    a.out[d] = p.out[i];
+    a.kernel[d] = p.kernel[i];
+    a.stride[d] = p.stride[i];
+    a.dilation[d] = p.dilation[i];
+    a.pre[d] = p.pre[i];
+  }
+  const auto x_strides = p.x_strides(), y_strides = p.y_strides(), w_strides = p.w_strides();
+  a.x.data = x;
+  a.w.data = w;
+  for (int d = 0; d < 5; ++d) {
+    a.x.stride[d] = x_strides[static_cast<size_t>(d)];
+    a.w.stride[d] = w_strides[static_cast<size_t>(d)];
+    a.y_stride[d] = y_strides[static_cast<size_t>(d)];
+  }
+  a.y = y;
+  a.epilogue = epilogue;
+  return a;
+}
+
 std::array<int64_t, 5> canonical_strides(const Dims& shape, Layout layout) {
   const std::vector<int64_t> own = element_strides(shape, layout);
   std::array<int64_t, 5> out{0, 0, 0, 0, 0};

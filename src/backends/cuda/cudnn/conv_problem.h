@@ -44,6 +44,10 @@ std::array<int64_t, 5> canonical_strides(const Dims& shape, Layout layout);
 
 ConvElement conv_element(DataType dtype);
 
+// The direct kernel's arguments for `problem` on these buffers (bias and epilogue in `epilogue`).
+DirectConvLaunch direct_conv_launch(const ConvProblem& problem, const void* x, const void* w, void* y,
+                                    const EpilogueLaunch& epilogue);
+
 // Padded-channel convolutions (conv_pad_channels.h): the input channels are rounded up to a
 // multiple of this (8 fp16/bf16 values = 16 bytes, the vector cuDNN's tensor-core NHWC kernels read).
 inline constexpr int64_t kPadChannelsTo = 8;

@@ -30,6 +30,9 @@ fe::DataType_t fe_type(DataType t) {
   switch (t) {
     case DataType::kFloat16: return fe::DataType_t::HALF;
     case DataType::kBFloat16: return fe::DataType_t::BFLOAT16;
+    case DataType::kInt8: return fe::DataType_t::INT8;
+    case DataType::kFloat8E4M3: return fe::DataType_t::FP8_E4M3;
+    case DataType::kInt32: return fe::DataType_t::INT32;
     default: return fe::DataType_t::FLOAT;
   }
 }
@@ -84,6 +87,23 @@ fe::PointwiseMode_t pointwise_mode(EpilogueOpKind kind) {
     case EpilogueOpKind::kSilu: return fe::PointwiseMode_t::SWISH_FWD;  // x * sigmoid(beta x), beta 1
   }
   return fe::PointwiseMode_t::NOT_SET;
+}
+
+// Validates and builds `g` and lists its engine configurations, without those the header's
+// filters drop (`fp32`: the fp32 filters too).
+Status finalize(fe::graph::Graph& g, cudnnHandle_t handle, bool fp32) {
+  TO_RETURN_IF_ERROR(fe_status(g.validate(), "graph validation"));
+  TO_RETURN_IF_ERROR(fe_status(g.build_operation_graph(handle), "operation graph"));
+  TO_RETURN_IF_ERROR(fe_status(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "heuristics"));
+  std::vector<fe::NumericalNote_t> excluded{fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION};
+  if (fp32)
+    excluded.insert(excluded.end(), {fe::NumericalNote_t::TENSOR_CORE, fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
+                                     fe::NumericalNote_t::FFT, fe::NumericalNote_t::WINOGRAD,
+                                     fe::NumericalNote_t::WINOGRAD_TILE_4x4, fe::NumericalNote_t::WINOGRAD_TILE_6x6,
+                                     fe::NumericalNote_t::WINOGRAD_TILE_13x13});
+  g.deselect_numeric_notes(excluded);
+  g.deselect_workspace_greater_than(kMaxConvWorkspace);
+  return Status::ok();
 }
 
 }  // namespace
@@ -183,21 +203,51 @@ Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build(const ConvProblem&
     }
     current->set_output(true).set_data_type(io).set_dim(y_dims).set_stride(strides_in(y_dims, p.y_layout)).set_uid(kYUid);
 
-    cudnnHandle_t h = handle;
-    TO_RETURN_IF_ERROR(fe_status(g->validate(), "graph validation"));
-    TO_RETURN_IF_ERROR(fe_status(g->build_operation_graph(h), "operation graph"));
-    TO_RETURN_IF_ERROR(fe_status(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "heuristics"));
-    std::vector<fe::NumericalNote_t> excluded{fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION};
-    if (p.dtype == DataType::kFloat32)
-      excluded.insert(excluded.end(), {fe::NumericalNote_t::TENSOR_CORE, fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
-                                       fe::NumericalNote_t::FFT, fe::NumericalNote_t::WINOGRAD,
-                                       fe::NumericalNote_t::WINOGRAD_TILE_4x4, fe::NumericalNote_t::WINOGRAD_TILE_6x6,
-                                       fe::NumericalNote_t::WINOGRAD_TILE_13x13});
-    g->deselect_numeric_notes(excluded);
-    g->deselect_workspace_greater_than(kMaxConvWorkspace);
+    TO_RETURN_IF_ERROR(finalize(*g, handle, p.dtype == DataType::kFloat32));
     impl.graph = std::move(g);
   } catch (const std::exception& e) {
     return make_error(StatusCode::kCudaError, "cuDNN graph construction threw: {}", e.what());
+  }
+  return out;
+}
+
+Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build_quantized(const ConvProblem& p, DataType accumulator,
+                                                                        cudnnContext* handle) {
+  if (p.transposed || p.spatial_rank != 2 || p.x_layout != Layout::kNhwc || p.w_layout != Layout::kNhwc ||
+      p.y_layout != Layout::kNhwc || (p.dtype != DataType::kInt8 && p.dtype != DataType::kFloat8E4M3))
+    return make_error(StatusCode::kInternal, "cuDNN quantized convolution: needs a channels-last int8/fp8 2-D problem");
+  std::shared_ptr<CudnnConvGraph> out(new CudnnConvGraph());
+  out->handle_ = handle;
+  out->impl_ = std::make_unique<Impl>();
+  try {
+    const bool int8 = p.dtype == DataType::kInt8;
+    const fe::DataType_t compute = int8 ? fe::DataType_t::INT32 : fe::DataType_t::FLOAT;
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(fe_type(p.dtype)).set_intermediate_data_type(compute).set_compute_data_type(compute);
+    const std::vector<int64_t> x_dims = with_lead(p.n, p.c, tail(p.in, 2));
+    const std::vector<int64_t> y_dims = with_lead(p.n, p.k, tail(p.out, 2));
+    const std::vector<int64_t> w_dims = with_lead(p.k, p.c / p.groups, tail(p.kernel, 2));
+    auto x = g->tensor(fe::graph::Tensor_attributes().set_name("x_q").set_dim(x_dims).set_stride(strides_in(x_dims, Layout::kNhwc))
+                           .set_data_type(fe_type(p.dtype)).set_uid(kXUid));
+    auto w = g->tensor(fe::graph::Tensor_attributes().set_name("w_q").set_dim(w_dims).set_stride(strides_in(w_dims, Layout::kNhwc))
+                           .set_data_type(fe_type(p.dtype)).set_uid(kWUid));
+    auto conv = g->conv_fprop(x, w,
+                              fe::graph::Conv_fprop_attributes()
+                                  .set_name("qconv")
+                                  .set_pre_padding(tail(p.pre, 2))
+                                  .set_post_padding(tail(p.post, 2))
+                                  .set_stride(tail(p.stride, 2))
+                                  .set_dilation(tail(p.dilation, 2))
+                                  .set_compute_data_type(compute));
+    conv->set_dim(y_dims).set_data_type(compute);
+    auto y = g->pointwise(conv, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::IDENTITY)
+                                    .set_compute_data_type(compute));
+    y->set_output(true).set_data_type(fe_type(accumulator)).set_dim(y_dims).set_stride(strides_in(y_dims, Layout::kNhwc))
+        .set_uid(kYUid);
+    TO_RETURN_IF_ERROR(finalize(*g, handle, false));
+    out->impl_->graph = std::move(g);
+  } catch (const std::exception& e) {
+    return make_error(StatusCode::kCudaError, "cuDNN quantized graph construction threw: {}", e.what());
   }
   return out;
 }
@@ -269,7 +319,7 @@ Status CudnnConvGraph::execute(const CudnnConvPlan& plan, const CudnnConvOperand
   pack[kWUid] = const_cast<void*>(operands.w);
   // The caller has run check_buffer_layouts on `buffers` for the problem and epilogue this graph
   // was built from: y, the bias and every epilogue operand are there.
-  pack[kYUid] = buffers.outputs[0].data;
+  pack[kYUid] = operands.y ? operands.y : buffers.outputs[0].data;
   if (impl_->bias) pack[kBiasUid] = buffers.inputs[2].data;
   for (size_t i = 0; i < impl_->operand_extra.size(); ++i)
     pack[kOperandUid + static_cast<int64_t>(i)] = buffers.extra_inputs[static_cast<size_t>(impl_->operand_extra[i])].data;

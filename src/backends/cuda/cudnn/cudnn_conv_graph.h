@@ -37,16 +37,18 @@ struct CudnnConvPlan {
 };
 
 // What a graph reads besides the step's buffers: x and the weight (the step's own, or the
-// padded copies of conv_pad_channels.h) and the engine's workspace.
+// padded or dequantized copies in the workspace) and the engine's workspace; `y` where the graph
+// writes elsewhere than the step's output 0 (a Q/DQ-fused step's product or accumulator).
 struct CudnnConvOperands {
   const void* x = nullptr;
   const void* w = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  void* y = nullptr;  // nullptr: buffers.outputs[0]
 
   // Precondition: check_buffer_layouts (conv_epilogue.h) passed on `buffers`.
   static CudnnConvOperands of(const StepBuffers& buffers) {
-    return {buffers.inputs[0].data, buffers.inputs[1].data, buffers.workspace, buffers.workspace_bytes};
+    return {buffers.inputs[0].data, buffers.inputs[1].data, buffers.workspace, buffers.workspace_bytes, nullptr};
   }
 };
 
@@ -59,6 +61,12 @@ class CudnnConvGraph {
   // Builds and finalizes the operation graph on `handle`.
   static Result<std::shared_ptr<CudnnConvGraph>> build(const ConvProblem& problem, const ConvEpilogue& epilogue,
                                                        bool fused, cudnnContext* handle);
+  // The quantized convolution of a Q/DQ-fused step (qconv_plan.h): `packed` has int8 or fp8e4m3
+  // x and w, channels-last; the graph writes the bare accumulator (`accumulator`: int32 for int8,
+  // fp32 for fp8) packed channels-last, through an identity pointwise operation as cuDNN's own
+  // int8 sample does. No bias, no epilogue.
+  static Result<std::shared_ptr<CudnnConvGraph>> build_quantized(const ConvProblem& packed, DataType accumulator,
+                                                                 cudnnContext* handle);
   ~CudnnConvGraph();
   CudnnConvGraph(const CudnnConvGraph&) = delete;
   CudnnConvGraph& operator=(const CudnnConvGraph&) = delete;

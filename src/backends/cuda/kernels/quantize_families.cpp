@@ -1,5 +1,7 @@
 // kernel.quantize and kernel.dequantize: per-tensor or per-channel scales; int8 and fp8 e4m3
-// on the quantized side, fp32/fp16/bf16 on the other; linear tensors.
+// on the quantized side, fp32/fp16/bf16 on the other; linear tensors, or, with one scale, rank-4
+// input and output both channels-last (the kernel is elementwise then; plan_layouts.h proposes
+// it next to Q/DQ-fused convolutions, which read and write their quantized tensors so).
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels/pointwise_families.h"
 #include "backends/cuda/kernels/quantize_args.h"
@@ -76,10 +78,22 @@ class QuantizeTactic final : public KernelTactic {
 class QuantizeFamily final : public KernelFamily {
  public:
   QuantizeFamily(const char* name, bool dequantize) : KernelFamily(name), name_(name), dequantize_(dequantize) {}
+  FamilyTraits traits(const Node&) const override {
+    FamilyTraits t;
+    t.nhwc = true;
+    return t;
+  }
+
   Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
-    TO_RETURN_IF_ERROR(check_layer(step, /*allow_nhwc=*/false, /*any_type=*/true));
+    TO_RETURN_IF_ERROR(check_layer(step, /*allow_nhwc=*/true, /*any_type=*/true));
     if (step.anchor.inputs.size() < 2 || !step.anchor.inputs[0] || !step.anchor.inputs[1])
       return refuse(step, "needs an input and a scale");
+    const auto layout_at = [](const std::vector<Layout>& v, size_t i) { return i < v.size() ? v[i] : Layout::kLinear; };
+    const Layout in_layout = layout_at(step.input_layouts, 0), out_layout = layout_at(step.output_layouts, 0);
+    if ((in_layout != Layout::kLinear || out_layout != Layout::kLinear) &&
+        (in_layout != out_layout || elements_in(step.anchor.inputs[1]->shape) != 1))
+      return refuse(step, "channels-last tensors need one scale and the same layout in and out (input {}, output {})",
+                    layout_name(in_layout), layout_name(out_layout));
     const DataType in = step.anchor.inputs[0]->dtype, scale = step.anchor.inputs[1]->dtype, out = step.outputs[0].dtype;
     const DataType wide = dequantize_ ? out : in, narrow = dequantize_ ? in : out;
     if (!is_kernel_float(wide)) return refuse(step, "floating side is {} (takes fp32, fp16, bf16)", data_type_name(wide));

@@ -1,0 +1,339 @@
+// Family "cudnn.qconv": Q/DQ-fused convolutions (qconv_plan.h says what it takes and how each
+// path runs). Candidates are the explicit path's engines, then the fused path's, so the tactic
+// timer checks the fused ones against the explicit form and picks by measurement. Where cuDNN
+// offers no engine for the fused graph, one fused candidate is still listed: its initialize
+// fails with cuDNN's reason, which the timer writes to the build log naming the layer, and the
+// explicit form runs. Where cuDNN has no engine for the explicit form's convolution either, that
+// form runs on the direct kernel ("cudnn.qconv#explicit_direct", engine "kernel.conv_direct").
+// Tactic "cudnn.qconv#<path><i>", choice {"path": "fused" | "explicit", "engine": "<cuDNN engine
+// tag>"}; replay rebuilds the path's graph and takes the engine with that tag (the heuristics'
+// first when the tag is not offered at these shapes, as cudnn.conv).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cudnn/conv_families.h"
+#include "backends/cuda/cudnn/cudnn_conv_graph.h"
+#include "backends/cuda/cudnn/qconv_kernels.h"
+#include "backends/cuda/cudnn/qconv_plan.h"
+#include "backends/cuda/kernels/quantize_args.h"
+#include "backends/cuda/step_shapes.h"
+#include "core/errors.h"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+constexpr const char* kFamilyName = "cudnn.qconv";
+// The explicit path's engine where cuDNN offers none for the dequantized convolution (an fp32
+// channels-last one, say): the direct kernel of conv_kernels.h, so that the family always has a
+// working candidate.
+constexpr const char* kDirectEngine = "kernel.conv_direct";
+constexpr size_t kAlignment = 256;  // cuDNN wants aligned pointers: each workspace piece starts on this
+
+size_t aligned(int64_t bytes) { return (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment; }
+
+// The workspace pieces of one path, in order, before the engine's own workspace.
+// fused: the packed x and w (where they are packed), the accumulator; explicit: the dequantized x
+// and w, and the product before the trailing quantize.
+struct Scratch {
+  size_t x = 0, w = 0, product = 0;
+  size_t total() const { return x + w + product; }
+};
+
+Result<Scratch> scratch_of(const QuantizedConvPlan& plan, bool fused) {
+  Scratch s;
+  if (fused) {
+    const ConvProblem& q = plan.packed;
+    TO_ASSIGN_OR_RETURN(const int64_t x, q.x_shape.byte_size(q.dtype));
+    TO_ASSIGN_OR_RETURN(const int64_t w, q.w_shape.byte_size(q.dtype));
+    TO_ASSIGN_OR_RETURN(const int64_t acc, q.y_shape.byte_size(plan.accumulator));
+    return Scratch{plan.pack_x ? aligned(x) : 0, plan.pack_w ? aligned(w) : 0, aligned(acc)};
+  }
+  const ConvProblem& p = plan.problem;
+  TO_ASSIGN_OR_RETURN(const int64_t x, p.x_shape.byte_size(p.dtype));
+  TO_ASSIGN_OR_RETURN(const int64_t w, p.w_shape.byte_size(p.dtype));
+  TO_ASSIGN_OR_RETURN(const int64_t y, p.y_shape.byte_size(p.dtype));
+  return Scratch{aligned(x), aligned(w), plan.requantize ? aligned(y) : 0};
+}
+
+// A path's graph and engine, ready to run one step's shapes.
+struct Prepared {
+  StepShapes shapes;
+  QuantizedConvPlan plan;
+  Scratch scratch;
+  cudnnContext* handle = nullptr;
+  std::shared_ptr<CudnnConvGraph> graph;
+  CudnnConvPlan engine;
+  std::unordered_map<int64_t, void*> pack;
+
+  size_t workspace_size() const { return scratch.total() + static_cast<size_t>(engine.workspace); }
+};
+
+// The plan, scratch and graph of `fused`'s path for `step` (no graph for the direct kernel), no
+// engine chosen yet.
+Result<Prepared> describe(const StepInstance& step, bool fused, const RunContext& ctx, bool direct = false) {
+  Prepared p;
+  p.shapes = StepShapes::of(step);
+  TO_ASSIGN_OR_RETURN(p.plan, plan_quantized_conv(step, ctx.device ? ctx.device->compute_capability() : 0));
+  TO_ASSIGN_OR_RETURN(p.scratch, scratch_of(p.plan, fused));
+  if (p.scratch.total() > ctx.workspace_bytes)
+    return unsupported("layer '{}': the {} path needs {} bytes of scratch, more than the {} bytes of workspace given",
+                       step.anchor.node.name, fused ? "fused" : "explicit", p.scratch.total(), ctx.workspace_bytes);
+  p.handle = ctx.cudnn;
+  if (direct) return p;
+  auto graph = fused ? CudnnConvGraph::build_quantized(p.plan.packed, p.plan.accumulator, ctx.cudnn)
+                     : CudnnConvGraph::build(p.plan.problem, p.plan.epilogue, /*fused=*/false, ctx.cudnn);
+  if (!graph.is_ok())
+    return graph.status().with_context(fmt::format("layer '{}': {} {} graph", step.anchor.node.name,
+                                                   data_type_name(p.plan.quantized), fused ? "fused" : "explicit"));
+  p.graph = *std::move(graph);
+  return p;
+}
+
+int64_t engine_room(const Prepared& p, const RunContext& ctx) {
+  return static_cast<int64_t>(std::min<size_t>(ctx.workspace_bytes - p.scratch.total(), static_cast<size_t>(kMaxConvWorkspace)));
+}
+
+class QuantizedConvTactic final : public CudaTactic {
+ public:
+  QuantizedConvTactic(bool fused, int index, std::string engine)
+      : fused_(fused), index_(index), engine_(std::move(engine)) {}
+
+  std::string name() const override {
+    if (direct()) return fmt::format("{}#explicit_direct", kFamilyName);
+    return fmt::format("{}#{}{}", kFamilyName, fused_ ? "fused" : "explicit", index_);
+  }
+  nlohmann::json choice() const override { return {{"path", fused_ ? "fused" : "explicit"}, {"engine", engine_}}; }
+
+  void adopt(Prepared prepared) { active_ = std::make_unique<Prepared>(std::move(prepared)); }
+
+  size_t workspace_size(const StepInstance& step) const override {
+    if (active_ && active_->shapes.matches(step)) return active_->workspace_size();
+    // Before initialize() at these shapes: the scratch these shapes need and cuDNN's bound.
+    auto plan = plan_quantized_conv(step, 90);
+    auto scratch = plan.is_ok() ? scratch_of(*plan, fused_) : Result<Scratch>(plan.status());
+    return (scratch.is_ok() ? scratch->total() : 0) + static_cast<size_t>(kMaxConvWorkspace);
+  }
+
+  Status initialize(const StepInstance& step, const RunContext& ctx) override {
+    if (active_ && active_->handle == ctx.cudnn && active_->shapes.matches(step) &&
+        active_->workspace_size() <= ctx.workspace_bytes)
+      return Status::ok();
+    active_.reset();
+    TO_ASSIGN_OR_RETURN(Prepared p, describe(step, fused_, ctx, direct()));
+    if (p.graph) {
+      TO_ASSIGN_OR_RETURN_CONTEXT(p.engine, p.graph->plan_for(engine_, engine_room(p, ctx)),
+                                  fmt::format("layer '{}': {}", step.anchor.node.name, name()));
+      p.pack = p.graph->variant_pack();
+    }
+    adopt(std::move(p));
+    return Status::ok();
+  }
+
+  Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
+    if (!active_ || active_->handle != ctx.cudnn || !active_->shapes.matches(step))
+      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
+                        step.anchor.node.name, name());
+    Prepared& p = *active_;
+    const QuantizedConvPlan& plan = p.plan;
+    TO_RETURN_IF_ERROR(check_buffer_layouts(step, plan.problem, plan.epilogue, buffers));
+    char* workspace = static_cast<char*>(buffers.workspace);
+    if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kAlignment != 0 ||
+        buffers.workspace_bytes < p.workspace_size() ||
+        std::max({plan.x_data, plan.x_scale, plan.w_data, plan.w_scale, plan.y_scale}) >= buffers.inputs.size())
+      return make_error(StatusCode::kFailedPrecondition,
+                        "layer '{}': {} needs {} bytes of workspace aligned to {} bytes and every step input, {} bytes "
+                        "given at {}",
+                        step.anchor.node.name, name(), p.workspace_size(), kAlignment, buffers.workspace_bytes,
+                        static_cast<const void*>(workspace));
+    CudnnConvOperands operands;
+    operands.x = workspace;
+    operands.w = workspace + p.scratch.x;
+    char* product = workspace + p.scratch.x + p.scratch.w;
+    operands.workspace = product + p.scratch.product;
+    operands.workspace_bytes = buffers.workspace_bytes - p.scratch.total();
+    return fused_ ? run_fused(step, buffers, ctx, operands, product) : run_explicit(step, buffers, ctx, operands, product);
+  }
+
+ private:
+  bool direct() const { return !fused_ && engine_ == kDirectEngine; }
+  const void* input(const StepBuffers& buffers, size_t i) const { return buffers.inputs[i].data; }
+
+  // Packs x and w channels-last, convolves them into the accumulator, then the epilogue kernel.
+  Status run_fused(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx, CudnnConvOperands& operands,
+                   char* accumulator) {
+    const Prepared& p = *active_;
+    const QuantizedConvPlan& plan = p.plan;
+    const ConvProblem& q = plan.packed;
+    const auto pack = [&](size_t data, const Dims& shape, const std::array<int64_t, 5>& strides, int64_t padded_a,
+                          int64_t padded_c, const void* packed) {
+      PackChannelsLastArgs a;
+      a.data = input(buffers, data);
+      for (int d = 0; d < 4; ++d) a.shape[d] = shape[static_cast<size_t>(d)];
+      a.stride[0] = strides[0], a.stride[1] = strides[1], a.stride[2] = strides[3], a.stride[3] = strides[4];
+      a.padded_a = padded_a;
+      a.padded_c = padded_c;
+      a.packed = const_cast<void*>(packed);
+      return cuda_status(launch_pack_channels_last(a, ctx.stream), "channels-last packing (Q/DQ-fused convolution)");
+    };
+    const ConvProblem& d = plan.problem;
+    if (plan.pack_x) TO_RETURN_IF_ERROR(pack(plan.x_data, d.x_shape, d.x_strides(), d.n, q.c, operands.x));
+    else operands.x = input(buffers, plan.x_data);
+    if (plan.pack_w) TO_RETURN_IF_ERROR(pack(plan.w_data, d.w_shape, d.w_strides(), q.k, q.c / q.groups, operands.w));
+    else operands.w = input(buffers, plan.w_data);
+    operands.y = accumulator;
+    TO_RETURN_IF_ERROR(p.graph->execute(p.engine, operands, buffers, active_->pack, ctx.cudnn, ctx.stream));
+
+    QuantizedConvEpilogueArgs e;
+    e.acc_type = plan.accumulator;
+    e.acc_channels = q.k;
+    const auto y_strides = d.y_strides();
+    for (int i = 0; i < 4; ++i) e.shape[i] = d.y_shape[static_cast<size_t>(i)];
+    e.y_stride[0] = y_strides[0], e.y_stride[1] = y_strides[1], e.y_stride[2] = y_strides[3], e.y_stride[3] = y_strides[4];
+    e.product_type = d.dtype;
+    e.x_scale = input(buffers, plan.x_scale);
+    e.x_scale_type = plan.x_scale_type;
+    e.w_scale = input(buffers, plan.w_scale);
+    e.w_scale_type = plan.w_scale_type;
+    e.w_per_channel = plan.w_per_channel;
+    e.epilogue = epilogue_launch(d, plan.epilogue, buffers, /*with_bias=*/true);
+    e.y_scale = plan.requantize ? input(buffers, plan.y_scale) : nullptr;
+    e.y_scale_type = plan.y_scale_type;
+    e.output_type = plan.output_type;
+    return cuda_status(launch_quantized_conv_epilogue(accumulator, buffers.outputs[0].data, e, ctx.stream),
+                       "quantized convolution epilogue kernel");
+  }
+
+  // The layers as they would run unfused, inside one step.
+  Status run_explicit(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx,
+                      CudnnConvOperands& operands, char* product) const {
+    const Prepared& p = *active_;
+    const QuantizedConvPlan& plan = p.plan;
+    const ConvProblem& d = plan.problem;
+    const FusedDequantize& x = step.quantization.dequantized[0];
+    const FusedDequantize& w = step.quantization.dequantized[1];
+    TO_ASSIGN_OR_RETURN(const QuantizeArgs qx, quantize_args_of(*x.layer, *x.data, *x.scale, d.dtype));
+    TO_ASSIGN_OR_RETURN(const QuantizeArgs qw, quantize_args_of(*w.layer, *w.data, *w.scale, d.dtype));
+    TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, plan.x_data), input(buffers, plan.x_scale),
+                                            const_cast<void*>(operands.x), qx, ctx.stream));
+    TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, plan.w_data), input(buffers, plan.w_scale),
+                                            const_cast<void*>(operands.w), qw, ctx.stream));
+    void* y = plan.requantize ? product : buffers.outputs[0].data;
+    operands.y = y;
+    if (!p.graph) {  // the direct kernel: bias and epilogue included
+      TO_CUDA_RETURN_IF_ERROR(launch_direct_conv(
+          direct_conv_launch(d, operands.x, operands.w, y, epilogue_launch(d, plan.epilogue, buffers, /*with_bias=*/true)),
+          ctx.stream));
+    } else {
+      TO_RETURN_IF_ERROR(p.graph->execute(p.engine, operands, buffers, active_->pack, ctx.cudnn, ctx.stream));
+    }
+    if (p.graph && (d.has_bias || !plan.epilogue.empty())) {
+      const EpilogueLaunch e = epilogue_launch(d, plan.epilogue, buffers, /*with_bias=*/true);
+      const auto shape = d.y_shape5();
+      const auto strides = d.y_strides();
+      TO_CUDA_RETURN_IF_ERROR(launch_conv_epilogue(conv_element(d.dtype), shape.data(), y, strides.data(), e, ctx.stream));
+    }
+    if (!plan.requantize) return Status::ok();
+    const FusedQuantize& q = *step.quantization.requantize;
+    TO_ASSIGN_OR_RETURN(const QuantizeArgs args, quantize_args_of(*q.layer, q.before, *q.scale, plan.output_type));
+    return cuda_status(launch_quantize(product, input(buffers, plan.y_scale), buffers.outputs[0].data, args, ctx.stream),
+                       "quantize kernel (Q/DQ-fused convolution)");
+  }
+
+  bool fused_;
+  int index_;
+  std::string engine_;
+  std::unique_ptr<Prepared> active_;
+};
+
+class QuantizedConvFamily final : public TacticFamily {
+ public:
+  std::string name() const override { return kFamilyName; }
+  FamilyTraits traits(const Node& node) const override {
+    FamilyTraits t = conv_traits(node);
+    t.quantize_fusion = true;
+    return t;
+  }
+
+  Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
+    if (!step.fuses_quantization())
+      return unsupported("layer '{}': {} takes convolutions with fused quantize/dequantize layers only",
+                         step.anchor.node.name, kFamilyName);
+    TO_ASSIGN_OR_RETURN(const QuantizedConvPlan plan, plan_quantized_conv(step, device.compute_capability()));
+    if (Status s = cudnn_conv_expressible(plan.problem); !s.is_ok())
+      return unsupported("layer '{}': cuDNN cannot express it: {}", step.anchor.node.name, s.message());
+    return Status::ok();
+  }
+
+  // The explicit path's engines (half of `limit`; the direct kernel where cuDNN has none), then
+  // the fused path's (the rest, at least one); a path that offers none leaves its room to the
+  // other.
+  Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
+                                                              int limit) const override {
+    limit = std::max(limit, 1);
+    std::vector<std::unique_ptr<CudaTactic>> out;
+    Status explicit_failure = offer(step, ctx, /*fused=*/false, limit / 2, out);
+    const size_t explicit_count = out.size();
+    const Status fused_failure = offer(step, ctx, /*fused=*/true, limit - static_cast<int>(explicit_count), out);
+    if (!fused_failure.is_ok()) {
+      // Listed so that the timer logs why (its initialize fails again with the reason).
+      out.push_back(std::make_unique<QuantizedConvTactic>(true, 0, ""));
+      if (explicit_count == 0) explicit_failure = offer(step, ctx, /*fused=*/false, std::max(limit - 1, 1), out);
+    }
+    if (out.size() == 1 && !fused_failure.is_ok())
+      return unsupported("layer '{}': neither path runs: explicit: {}; fused: {}", step.anchor.node.name,
+                         explicit_failure.message(), fused_failure.message());
+    return out;
+  }
+
+  Result<std::unique_ptr<CudaTactic>> replay(const StepInstance& step, const nlohmann::json& choice) const override {
+    const auto path = choice.is_object() ? choice.find("path") : choice.end();
+    const auto engine = choice.is_object() ? choice.find("engine") : choice.end();
+    if (path == choice.end() || !path->is_string() || (*path != "fused" && *path != "explicit") || engine == choice.end() ||
+        !engine->is_string())
+      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\" or \"explicit\" and \"engine\" (a string)",
+                              step.anchor.node.name, kFamilyName, choice.dump());
+    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedConvTactic>(*path == "fused", 0, engine->get<std::string>()));
+  }
+
+ private:
+  // Appends up to `room` candidates of one path, each with its engine built; the reason when the
+  // path offers none (the explicit path then offers the direct kernel).
+  static Status offer(const StepInstance& step, const RunContext& ctx, bool fused, int room,
+                      std::vector<std::unique_ptr<CudaTactic>>& out) {
+    if (room <= 0) return Status::ok();
+    const Status offered = offer_engines(step, ctx, fused, room, out);
+    if (offered.is_ok() || fused) return offered;
+    auto direct = std::make_unique<QuantizedConvTactic>(false, 0, kDirectEngine);
+    if (auto base = describe(step, false, ctx, /*direct=*/true); base.is_ok()) {
+      direct->adopt(*std::move(base));
+      out.push_back(std::move(direct));
+    }
+    return offered;
+  }
+
+  static Status offer_engines(const StepInstance& step, const RunContext& ctx, bool fused, int room,
+                              std::vector<std::unique_ptr<CudaTactic>>& out) {
+    TO_ASSIGN_OR_RETURN(Prepared base, describe(step, fused, ctx));
+    TO_ASSIGN_OR_RETURN(std::vector<CudnnConvPlan> engines, base.graph->plans(room, engine_room(base, ctx)));
+    for (size_t i = 0; i < engines.size(); ++i) {
+      auto tactic = std::make_unique<QuantizedConvTactic>(fused, static_cast<int>(i), engines[i].engine);
+      Prepared p = base;
+      p.engine = engines[i];
+      p.pack = p.graph->variant_pack();
+      tactic->adopt(std::move(p));
+      out.push_back(std::move(tactic));
+    }
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const TacticFamily> make_cudnn_qconv_family() { return std::make_shared<QuantizedConvFamily>(); }
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,106 @@
+#include "backends/cuda/cudnn/qconv_kernels.h"
+#include "backends/cuda/kernels/pointwise_device.cuh"
+
+namespace tensoracle::backends::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void pack_channels_last_kernel(const uint8_t* __restrict__ src, uint8_t* __restrict__ dst,
+                                          PackChannelsLastArgs a, int64_t total) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c = i % a.padded_c;
+    int64_t pixel = i / a.padded_c;
+    const int64_t b2 = pixel % a.shape[3];
+    pixel /= a.shape[3];
+    const int64_t b1 = pixel % a.shape[2];
+    const int64_t n = pixel / a.shape[2];
+    dst[i] = n < a.shape[0] && c < a.shape[1]
+                 ? src[n * a.stride[0] + c * a.stride[1] + b1 * a.stride[2] + b2 * a.stride[3]]
+                 : uint8_t{0};
+  }
+}
+
+// The reference's formulas (cpu/unary.cpp, docs/ops.md) in fp64.
+__device__ double apply_op(EpilogueOpKind kind, double v, double operand) {
+  switch (kind) {
+    case EpilogueOpKind::kAddTensor: return v + operand;
+    case EpilogueOpKind::kMulTensor: return v * operand;
+    case EpilogueOpKind::kRelu: return v < 0 ? 0.0 : v;  // NaN stays NaN
+    case EpilogueOpKind::kSigmoid: return 1.0 / (1.0 + exp(-v));
+    case EpilogueOpKind::kTanh: return tanh(v);
+    case EpilogueOpKind::kGeluErf: return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
+    case EpilogueOpKind::kGeluTanh: return 0.5 * v * (1.0 + tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
+    case EpilogueOpKind::kSilu: return v / (1.0 + exp(-v));
+  }
+  return v;
+}
+
+__device__ __forceinline__ int64_t offset5(const int64_t stride[5], int64_t n, int64_t k, int64_t h, int64_t w) {
+  return n * stride[0] + k * stride[1] + h * stride[3] + w * stride[4];
+}
+
+// One thread per output element, walked in the accumulator's order (k fastest) so that its
+// reads, the larger of the two streams, coalesce.
+__global__ void quantized_conv_epilogue_kernel(const void* __restrict__ acc, void* __restrict__ y,
+                                               QuantizedConvEpilogueArgs a) {
+  const int64_t K = a.shape[1], H = a.shape[2], W = a.shape[3];
+  const int64_t count = a.shape[0] * K * H * W;
+  const double sx = device::load<double>(a.x_scale, 0, a.x_scale_type);
+  const DataType t = a.product_type;
+  const EpilogueLaunch& e = a.epilogue;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t k = i % K;
+    int64_t pixel = i / K;
+    const int64_t w = pixel % W;
+    pixel /= W;
+    const int64_t h = pixel % H;
+    const int64_t n = pixel / H;
+    const double sw = device::load<double>(a.w_scale, a.w_per_channel ? k : 0, a.w_scale_type);
+    double p = device::load<double>(acc, ((n * H + h) * W + w) * a.acc_channels + k, a.acc_type) * sx * sw;
+    if (e.bias.data) p += device::load<double>(e.bias.data, k, t);
+    p = device::round_to<double>(p, t);
+    for (int op = 0; op < e.count; ++op) {
+      const ConvKernelTensor& operand = e.operand[op];
+      const double v = operand.data ? device::load<double>(operand.data, offset5(operand.stride, n, k, h, w), t) : 0.0;
+      p = device::round_to<double>(apply_op(e.kind[op], p, v), t);
+    }
+    const int64_t out = n * a.y_stride[0] + k * a.y_stride[1] + h * a.y_stride[2] + w * a.y_stride[3];
+    if (!a.y_scale) {
+      device::store<double>(y, out, t, p);
+      continue;
+    }
+    const float v = static_cast<float>(p) / device::load<float>(a.y_scale, 0, a.y_scale_type);
+    if (a.output_type == DataType::kFloat8E4M3) {
+      static_cast<uint8_t*>(y)[out] = device::float_to_e4m3(v, /*saturate=*/true);
+    } else {
+      const float r = v != v ? 0.0f : rintf(v);  // ties to even; NaN -> 0
+      static_cast<int8_t*>(y)[out] = static_cast<int8_t>(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
+    }
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_pack_channels_last(const PackChannelsLastArgs& args, cudaStream_t stream) {
+  if (args.padded_a < args.shape[0] || args.padded_c < args.shape[1]) return cudaErrorInvalidValue;
+  const int64_t total = args.padded_a * args.shape[2] * args.shape[3] * args.padded_c;
+  if (total == 0) return cudaSuccess;
+  pack_channels_last_kernel<<<device::grid_for(total, kThreads), kThreads, 0, stream>>>(
+      static_cast<const uint8_t*>(args.data), static_cast<uint8_t*>(args.packed), args, total);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_quantized_conv_epilogue(const void* acc, void* y, const QuantizedConvEpilogueArgs& args,
+                                           cudaStream_t stream) {
+  const int64_t count = args.shape[0] * args.shape[1] * args.shape[2] * args.shape[3];
+  if (count == 0) return cudaSuccess;
+  if (args.acc_channels < args.shape[1] || !args.x_scale || !args.w_scale) return cudaErrorInvalidValue;
+  quantized_conv_epilogue_kernel<<<device::grid_for(count, kThreads), kThreads, 0, stream>>>(acc, y, args);
+  return cudaGetLastError();
+}
+
+}  // namespace tensoracle::backends::cuda

@@ -1,0 +1,166 @@
+// Q/DQ fusion into cuDNN convolutions ("cudnn.qconv", src/backends/cuda/cudnn/qconv_plan.h) on
+// the GPU: the whole cuda backend against the CPU reference's explicit Q/DQ semantics, with the
+// plan showing that the fused path ran; every candidate of both paths run directly on the step;
+// two fused convolutions in a row (the channels-last path). Bounds: qconv_testing.h. Without a
+// GPU these skip; qconv_lowering_test.cpp has what runs anywhere.
+#include <iostream>
+
+#include "backends/cuda/planner.h"
+#include "gpu/gpu_testing.h"
+#include "gpu/qconv_testing.h"
+
+namespace tensoracle::testing {
+namespace {
+
+using namespace qconv;  // NOLINT(google-build-using-namespace): the shared test helpers
+
+class QuantizedConvOnGpu : public ::testing::TestWithParam<C> {};
+
+TEST_P(QuantizedConvOnGpu, FusedAndMatchesTheCpuReference) {
+  TO_SKIP_WITHOUT_GPU();
+  const C& c = GetParam();
+  const Network net = network_of(c);
+  const NamedArrays inputs = seeded(c);
+  // Level 0 (the fused path's first engine, untimed) is what execute() below runs; the timed
+  // choice is printed beside it.
+  OptimizationProfile profile;
+  for (const auto& [name, shape] : input_shapes(c)) profile[name] = ShapeRange{shape, shape, shape};
+  const auto conv1_of = [](const cu::CudaPlan& p) -> const cu::PlannedStep* {
+    for (const cu::PlannedStep& s : p.steps)
+      if (p.network.node(s.anchor).name == "conv1") return &s;
+    return nullptr;
+  };
+  cu::PlanOptions level0;
+  level0.optimization_level = 0;
+  auto plan = cu::make_cuda_plan(net, {profile}, level0, nullptr);
+  ASSERT_TRUE(plan.is_ok()) << c.params() << ": " << plan.status().to_string();
+  const cu::PlannedStep* conv1 = conv1_of(*plan);
+  ASSERT_NE(conv1, nullptr);
+  EXPECT_EQ(conv1->family, "cudnn.qconv") << c.params() << ": conv1 runs as " << conv1->tactic << joined(plan->log);
+  EXPECT_NE(conv1->tactic.find("#fused"), std::string::npos)
+      << c.params() << ": conv1 runs " << conv1->tactic << " (not the fused path); build log:" << joined(plan->log);
+  auto timed = cu::make_cuda_plan(net, {profile}, cu::PlanOptions{}, nullptr);
+  ASSERT_TRUE(timed.is_ok()) << c.params() << ": " << timed.status().to_string();
+  const cu::PlannedStep* timed_conv1 = conv1_of(*timed);
+  ASSERT_NE(timed_conv1, nullptr);
+  std::cout << "[ info ] " << c.params() << ": conv1 runs " << conv1->tactic << "; timed choice " << timed_conv1->tactic
+            << " " << timed_conv1->time_ms << " ms" << joined(timed->log) << "\n";
+
+  auto cuda = backends::create_backend("cuda").value();
+  auto cpu = backends::create_backend(backends::kReferenceBackend).value();
+  auto got = cuda->execute(net, views(inputs));
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = cpu->execute(net, views(inputs));
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  const std::string why = mismatch(c, inputs.at("x"), got->at("y"), want->at("y"));
+  EXPECT_TRUE(why.empty()) << c.params() << " (" << conv1->tactic << "): " << why;
+}
+
+// Every candidate of the family -- the explicit path's engines and the fused path's -- run
+// directly on device copies of the step's inputs, against the CPU reference.
+TEST_P(QuantizedConvOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
+  TO_SKIP_WITHOUT_GPU();
+  const C& c = GetParam();
+  auto device = cu::current_device();
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  const Lowered l = lower(c, device->compute_capability());
+  const cu::PlannedStep* planned = l.step_of("conv1");
+  ASSERT_NE(planned, nullptr);
+  ASSERT_TRUE(contains(l.layers_of("conv1"), "x_dq")) << c.params() << ": conv1 is not Q/DQ-fused; build log:" << joined(l.log);
+  ASSERT_EQ(l.net.outputs()[0].id, planned->outputs[0].id) << "conv1's step should write y";
+  auto step = cu::instantiate(l.net, *planned, l.desc);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  const NamedArrays inputs = seeded(c);
+  auto cpu = backends::create_backend(backends::kReferenceBackend).value();
+  auto want = cpu->execute(l.net, views(inputs));
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  const HostArray& ref = want->at("y");
+
+  std::vector<DeviceBuffer> held;
+  const auto upload = [&](Tensor t) -> void* {
+    const int64_t producer = l.net.tensor(t).producer;
+    const ArrayView view = producer >= 0 ? l.net.node(static_cast<size_t>(producer)).constant->view
+                                         : inputs.at(l.net.tensor(t).name).view();
+    DeviceBuffer b = DeviceBuffer::allocate(std::max<size_t>(view.byte_size(), 1), "step input").value();
+    EXPECT_EQ(cudaMemcpy(b.data(), view.data, view.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
+    held.push_back(std::move(b));
+    return held.back().data();
+  };
+  cu::StepBuffers buffers;
+  for (Tensor t : planned->inputs) buffers.inputs.push_back({l.desc[t.id].dtype, l.desc[t.id].shape, cu::Layout::kLinear, upload(t)});
+  for (Tensor t : planned->extra_inputs)
+    buffers.extra_inputs.push_back({l.desc[t.id].dtype, l.desc[t.id].shape, cu::Layout::kLinear, upload(t)});
+  const TensorDesc& out = l.desc[planned->outputs[0].id];
+  HostArray got = HostArray::zeros(out.dtype, out.shape).value();
+  DeviceBuffer out_buffer = DeviceBuffer::allocate(std::max<size_t>(got.byte_size(), 1), "step output").value();
+  buffers.outputs.push_back({out.dtype, out.shape, cu::Layout::kLinear, out_buffer.data()});
+
+  auto handles = cu::LibraryHandles::create();
+  ASSERT_TRUE(handles.is_ok()) << handles.status().to_string();
+  const cu::RunContext ctx = (*handles)->context(nullptr, &*device);
+  const cu::TacticFamily* family = cu::tactic_families().find("cudnn.qconv");
+  ASSERT_NE(family, nullptr);
+  auto candidates = family->candidates(*step, ctx, 8);
+  ASSERT_TRUE(candidates.is_ok()) << candidates.status().to_string();
+  bool explicit_seen = false, fused_seen = false;
+  for (const auto& tactic : *candidates) {
+    ASSERT_TRUE(tactic->initialize(*step, ctx).is_ok()) << tactic->name() << ": " << tactic->initialize(*step, ctx).to_string();
+    explicit_seen |= tactic->name().find("#explicit") != std::string::npos;
+    fused_seen |= tactic->name().find("#fused") != std::string::npos;
+    const size_t bytes = tactic->workspace_size(*step);
+    DeviceBuffer workspace = DeviceBuffer::allocate(std::max<size_t>(bytes, 1), "workspace").value();
+    buffers.workspace = workspace.data();
+    buffers.workspace_bytes = bytes;
+    CUDA_OK(cudaMemset(out_buffer.data(), 0xFF, got.byte_size()));
+    const Status ran = tactic->run(*step, buffers, ctx);
+    ASSERT_TRUE(ran.is_ok()) << tactic->name() << ": " << ran.to_string();
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(got.data(), out_buffer.data(), got.byte_size(), cudaMemcpyDeviceToHost));
+    const std::string why = mismatch(c, inputs.at("x"), got, ref);
+    EXPECT_TRUE(why.empty()) << c.params() << " candidate " << tactic->name() << ": " << why;
+  }
+  EXPECT_TRUE(explicit_seen && fused_seen) << c.params() << ": the family offered only one path";
+}
+
+// The channels-last path on the GPU: conv2 reads the int8/fp8 tensor conv1's step wrote
+// channels-last and its KRSC weight without packing them. The intermediate quantize may land one
+// code away from the reference's, so y is held to a relative L2 of 1e-2 (a layout error is ~1).
+TEST(QuantizedConvChainOnGpu, TwoFusedConvolutionsInARowMatchTheCpuReference) {
+  TO_SKIP_WITHOUT_GPU();
+  auto device = cu::current_device();
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  for (const DataType format : {kI8, kF8}) {
+    if (format == kF8 && device->compute_capability() < 89) continue;
+    const Network net = chained_convolutions(format);
+    const NamedArrays inputs = seeded_inputs(net, 5, -2, 2).value();
+    const Dims shape{2, 32, 8, 8};
+    cu::PlanOptions level0;
+    level0.optimization_level = 0;
+    auto plan = cu::make_cuda_plan(net, {{{"x", ShapeRange{shape, shape, shape}}}}, level0, nullptr);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    for (const cu::PlannedStep& s : plan->steps) {
+      if (plan->network.node(s.anchor).name != "conv2") continue;
+      EXPECT_EQ(s.family, "cudnn.qconv") << s.tactic << joined(plan->log);
+      EXPECT_NE(s.tactic.find("#fused"), std::string::npos) << s.tactic << joined(plan->log);
+      EXPECT_EQ(s.input_layouts[0], cu::Layout::kNhwc) << joined(plan->log);
+    }
+    auto got = backends::create_backend("cuda").value()->execute(net, views(inputs));
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    auto want = backends::create_backend(backends::kReferenceBackend).value()->execute(net, views(inputs));
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    auto cmp = compare_outputs(got->at("y").view(), want->at("y").view(), 0, 0);
+    ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
+    EXPECT_LE(cmp->rel_l2_error, 1e-2) << data_type_name(format) << ": max abs error " << cmp->max_abs_error;
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<C>& info) {
+  std::string name = info.param.params();
+  for (char& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, QuantizedConvOnGpu, ::testing::ValuesIn(fusable_cases()), case_name);
+}  // namespace
+}  // namespace tensoracle::testing
