@@ -160,6 +160,7 @@ Network every_op() {
                   .set_output_types({DataType::kFloat16, DataType::kInt32})
                   .set_output_shapes({Dims{2, 4}, Dims{3, -1, 1}}));
   outs.insert(outs.end(), plugin.begin(), plugin.end());
+  outs.push_back(n.iota(x, IotaAttributes().set_axis(2)));
   for (size_t i = 0; i < outs.size(); ++i) n.mark_output(outs[i], "out" + std::to_string(i));
   return n;
 }
