@@ -139,7 +139,7 @@ def save_npz(path, arrays):
             archive.writestr(name + ".npy", buffer.getvalue())
 
 
-def run_case(case, cli, backend, workdir):
+def run_case(case, cli, backend, workdir, build_flags):
     """(status, detail) of one case."""
     model = onnx.ModelProto()
     model.CopyFrom(case.model)
@@ -168,7 +168,7 @@ def run_case(case, cli, backend, workdir):
         outputs_path = os.path.join(folder, f"outputs{n}.npz")
         env = dict(os.environ, TENSORACLE_CACHE_DIR=os.path.join(workdir, "cache"))
         proc = subprocess.run([cli, "run", "--onnx", model_path, "--backend", backend, "--inputs", inputs_path,
-                               "--outputs", outputs_path, "--quiet"], capture_output=True, text=True, env=env, timeout=300)
+                               "--outputs", outputs_path, "--quiet", *build_flags], capture_output=True, text=True, env=env, timeout=300)
         message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
         if proc.returncode != 0:
             clear = "ONNX node" in message or "ONNX model" in message or "engine '" in message
@@ -240,6 +240,9 @@ def main():
     parser.add_argument("--shard", default="", help="I/N: only the I-th of N equal shares of the cases (0-based)")
     parser.add_argument("--write-docs", default="", help="docs/onnx.md: replace its generated section with the counts")
     parser.add_argument("--verbose", action="store_true", help="print every case, not only failures")
+    parser.add_argument("--optimization-level", type=int,
+                        help="passed to every build (0: each layer's first candidate, untimed: far fewer GPU "
+                             "launches per case; default: the builder's)")
     args = parser.parse_args()
     if args.write_docs and (args.filter or args.shard):
         sys.exit("--write-docs counts every case: give neither --filter nor --shard")
@@ -258,8 +261,9 @@ def main():
     unexpected = []
     with tempfile.TemporaryDirectory(prefix="tensoracle-onnx-") as workdir:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(run_case, c, args.cli, args.backend, workdir): c for c in cases}
-            for future in concurrent.futures.as_completed(futures):
+            build_flags = [] if args.optimization_level is None else ["--optimization-level", str(args.optimization_level)]
+            futures = {pool.submit(run_case, c, args.cli, args.backend, workdir, build_flags): c for c in cases}
+            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 case = futures[future]
                 try:
                     status, detail = future.result()
@@ -272,7 +276,10 @@ def main():
                 if status == "failed":
                     unexpected.append((case.name, detail))
                 if args.verbose or status == "failed":
-                    print(f"{status:8} {case.name}: {detail}")
+                    print(f"{status:8} {case.name}: {detail}", flush=True)
+                if done % 100 == 0 or done == len(cases):  # a run stopped by a time limit still says how far it got
+                    print(f"progress: {done}/{len(cases)} cases: {totals['passed']} passed, {totals['refused']} refused, "
+                          f"{totals['failed']} failed", file=sys.stderr, flush=True)
     rows = sorted(per_op.items())
     print(f"\n{'op':28} {'passed':>7} {'refused':>8} {'failed':>7}")
     for op, c in rows:
