@@ -10,13 +10,22 @@
 #include <algorithm>
 #include <numeric>
 
+#include "frontends/onnx/fold.h"
 #include "frontends/onnx/op_table.h"
 
 namespace tensoracle::onnx_import {
 namespace {
 
-// A gather's table (and an index bound) is not a shape worth holding past 2^31 elements.
-constexpr int64_t kMaxTableSize = int64_t{1} << 31;
+// A table of `n` int64 values (the offsets of a dim of `n`) is made at import, so `n` -- a dim the
+// model declares, untrusted -- is bounded before anything is allocated: by the importer's limit on
+// the values it computes itself (kMaxFoldedElements, 32 MiB of int64). A larger dim is refused.
+Status check_table_size(NodeContext& ctx, int64_t n, const std::string& what) {
+  if (n > kMaxFoldedElements)
+    return ctx.refuse("{} has size {}: its table of offsets, made at import, would hold {} int64 values, over the {} "
+                      "this importer computes",
+                      what, n, n, kMaxFoldedElements);
+  return Status::ok();
+}
 
 Result<Tensor> int64_array(NodeContext& ctx, const Dims& shape, const std::vector<int64_t>& values, const std::string& name) {
   TO_ASSIGN_OR_RETURN(HostArray array, HostArray::zeros(DataType::kInt64, shape));
@@ -35,8 +44,10 @@ Status require_static(NodeContext& ctx, const Dims& shape, const char* what) {
 
 // `index` (any integer type, any shape) as int64 in [0, n): negative ones plus n, through a
 // gather of [0, n) (which refuses an index outside [-n, n) at run time). Times `stride`.
-Result<Tensor> wrapped_offset(NodeContext& ctx, Tensor index, int64_t n, int64_t stride, const std::string& name) {
-  if (n > kMaxTableSize) return ctx.refuse("a dim of {} is too large to index here", n);
+// `what` names the dim of `n` in errors.
+Result<Tensor> wrapped_offset(NodeContext& ctx, Tensor index, int64_t n, int64_t stride, const std::string& what,
+                              const std::string& name) {
+  TO_RETURN_IF_ERROR(check_table_size(ctx, n, what));
   std::vector<int64_t> table(static_cast<size_t>(n));
   std::iota(table.begin(), table.end(), int64_t{0});
   for (int64_t& v : table) v *= stride;  // no overflow: v * stride < the data's element count
@@ -86,7 +97,8 @@ Status convert_gather_elements(NodeContext& ctx) {
   const std::vector<int64_t> strides = strides_of(shape);
   const std::string& name = ctx.layer_name();
   TO_ASSIGN_OR_RETURN(Tensor offsets, wrapped_offset(ctx, indices, shape[static_cast<size_t>(axis)],
-                                                     strides[static_cast<size_t>(axis)], name + "/axis"));
+                                                     strides[static_cast<size_t>(axis)],
+                                                     fmt::format("dim {} of input 0 (data)", axis), name + "/axis"));
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t n = index_shape[static_cast<size_t>(d)];
     if (d == axis || n == 1) continue;  // a dim of 1 reads coordinate 0: offset 0
@@ -96,6 +108,7 @@ Status convert_gather_elements(NodeContext& ctx) {
                         d, axis);
     if (n > shape[static_cast<size_t>(d)])
       return ctx.invalid("dim {} of indices {} exceeds the data's {}", d, index_shape.to_string(), shape.to_string());
+    TO_RETURN_IF_ERROR(check_table_size(ctx, n, fmt::format("dim {} of input 1 (indices)", d)));
     std::vector<int64_t> place(static_cast<size_t>(rank), 1);
     place[static_cast<size_t>(d)] = n;
     std::vector<int64_t> coordinate(static_cast<size_t>(n));
@@ -121,7 +134,7 @@ Result<Tensor> strided_offset(NodeContext& ctx, Tensor data, int64_t j, int64_t 
   const int64_t n = shape[static_cast<size_t>(j)];
   Tensor offset;
   if (n >= 0) {
-    TO_ASSIGN_OR_RETURN(offset, wrapped_offset(ctx, component, n, static_stride, name));
+    TO_ASSIGN_OR_RETURN(offset, wrapped_offset(ctx, component, n, static_stride, fmt::format("dim {} of input 0 (data)", j), name));
   } else {
     TO_ASSIGN_OR_RETURN(const Tensor table, iota_along(ctx, data, static_cast<size_t>(j), name + "/table"));
     offset = ctx.net().gather(table, component, GatherAttributes().set_name(name));

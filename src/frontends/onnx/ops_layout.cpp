@@ -3,6 +3,7 @@
 // SpaceToDepth (reshape, transpose, reshape).
 #include <numeric>
 
+#include "frontends/onnx/fold.h"
 #include "frontends/onnx/op_table.h"
 
 namespace tensoracle::onnx_import {
@@ -52,6 +53,12 @@ Status convert_expand(NodeContext& ctx) {
     if (have != 1)
       return ctx.invalid("dim {} of {} cannot broadcast to {} (shape [{}])", i, ctx.desc(x).to_string(), want,
                          fmt::join(target, ","));
+    // The gather's indices are made at import: `want` (read from the model, untrusted) is bounded
+    // before they are allocated, by the importer's limit on the values it computes itself.
+    if (want > kMaxFoldedElements)
+      return ctx.refuse("broadcasting dim {} of {} to {} would make {} int64 indices at import, over the {} this "
+                        "importer computes",
+                        i, ctx.desc(x).to_string(), want, want, kMaxFoldedElements);
     TO_ASSIGN_OR_RETURN(x, gather_along(ctx, x, static_cast<int64_t>(i), std::vector<int64_t>(static_cast<size_t>(want), 0),
                                         fmt::format("{}/dim{}", name, i)));
     changed = true;

@@ -183,5 +183,46 @@ TEST(OnnxMalformed, AHugeOutputShapeFromPadsIsRefused) {
       << import_error(m).message();
 }
 
+// The fuzzer's out-of-memory (a 585-byte model): GatherND into a graph input with a declared dim
+// of 2^31 made its table of offsets, 2^31 int64 values (16 GiB), at import. The dim is untrusted:
+// it is refused, naming the node, the dim and its size, before anything is allocated.
+TEST(OnnxMalformed, AHugeDeclaredDimIndexedByGatherNdIsRefusedBeforeItsTableIsMade) {
+  onnx::ModelProto m = onnx_model();
+  add_input(m, "x", {int64_t{1} << 31, 2});
+  add_int64_initializer(m, "pairs", {1, 1}, {0});
+  add_node(m, "GatherND", {"x", "pairs"}, {"y"}, "gather");
+  add_output(m, "y");
+  const Status error = import_error(m);
+  EXPECT_EQ(error.code(), StatusCode::kUnsupported) << error.message();
+  EXPECT_NE(error.message().find("ONNX node 'gather' (op GatherND, domain ai.onnx, opset 17): dim 0 of input 0 (data) "
+                                 "has size 2147483648"),
+            std::string::npos)
+      << error.message();
+}
+
+TEST(OnnxMalformed, AHugeDeclaredDimGatheredByGatherElementsIsRefusedBeforeItsTableIsMade) {
+  onnx::ModelProto m = onnx_model();
+  add_input(m, "x", {2, int64_t{1} << 31});
+  add_int64_initializer(m, "index", {1, 1}, {0});
+  add_int_attribute(add_node(m, "GatherElements", {"x", "index"}, {"y"}, "gather"), "axis", 1);
+  add_output(m, "y");
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("dim 1 of input 0 (data) has size 2147483648"), std::string::npos) << error.message();
+}
+
+// Found by the same fuzzer run: Expand of a dim of 1 to 2^31 made 2^31 int64 gather indices.
+TEST(OnnxMalformed, AHugeExpandIsRefusedBeforeItsIndicesAreMade) {
+  onnx::ModelProto m = onnx_model();
+  add_input(m, "x", {1});
+  add_int64_initializer(m, "shape", {1}, {int64_t{1} << 31});
+  add_node(m, "Expand", {"x", "shape"}, {"y"}, "expand");
+  add_output(m, "y");
+  const Status error = import_error(m);
+  EXPECT_NE(error.message().find("ONNX node 'expand' (op Expand, domain ai.onnx, opset 17): broadcasting dim 0 of "),
+            std::string::npos)
+      << error.message();
+  EXPECT_NE(error.message().find("to 2147483648"), std::string::npos) << error.message();
+}
+
 }  // namespace
 }  // namespace tensoracle::testing
