@@ -69,6 +69,13 @@ TEST(FamilyTraits, ConvolutionsFuseQuantizationAndQuantizeLayersTakeChannelsLast
   }
 }
 
+// A plugin step takes channels-last neighbours and converts them to the formats it negotiated.
+TEST(FamilyTraits, PluginsTakeChannelsLastAndNoEpilogue) {
+  const FamilyTraits t = traits_of(OpKind::kPlugin);
+  EXPECT_TRUE(t.nhwc);
+  EXPECT_FALSE(t.epilogue || t.quantize_fusion);
+}
+
 TEST(FamilyTraits, AttentionReadsQKVAndWritesItsOutputHeadSplit) {
   FamilyTraits t = traits_of(OpKind::kAttention);
   std::sort(t.bshd_inputs.begin(), t.bshd_inputs.end());
@@ -88,7 +95,8 @@ TEST(FamilyTraits, EveryOtherLayerIsOfferedLinearTensorsAndNoEpilogue) {
       case OpKind::kPooling:
       case OpKind::kQuantize:
       case OpKind::kDequantize:
-      case OpKind::kAttention: continue;
+      case OpKind::kAttention:
+      case OpKind::kPlugin: continue;
       default: break;
     }
     EXPECT_FALSE(declares_anything(traits_of(kind))) << op_kind_name(kind);

@@ -56,7 +56,10 @@ Result<size_t> node_named(const Network& net, const JsonField& name) {
   return *index;
 }
 
-// A recorded choice is an object of small values; the tactic family checks its meaning on replay.
+// A recorded choice is an object of small values (a plugin step's formats are one small object);
+// the tactic family checks its meaning on replay.
+constexpr size_t kMaxChoiceValueChars = 4096;
+
 Status check_choice(const JsonField& choice) {
   if (choice.is_null()) return Status::ok();
   TO_RETURN_IF_ERROR(choice.require_object());
@@ -65,8 +68,8 @@ Status check_choice(const JsonField& choice) {
     TO_ASSIGN_OR_RETURN(const JsonField value, choice.member(item.key()));
     if (value.json().is_number_integer())
       TO_RETURN_IF_ERROR(value.as_int(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()).status());
-    else if (!value.json().is_primitive())
-      return value.error("expected a number, string or boolean, got {}", value.shown());
+    else if (!value.json().is_primitive() && value.json().dump().size() > kMaxChoiceValueChars)
+      return value.error("is larger than a tactic records ({} characters at most)", kMaxChoiceValueChars);
   }
   return Status::ok();
 }
