@@ -28,7 +28,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer
 
-from precision_rows import METHODS, Cli, Table, plan_rows
+from precision_rows import METHODS, Cli, Table, plan_rows, latency_line, write_report
 
 LENGTH = 128  # examples/minilm: minilm::kLength
 MAX_BATCH = 32  # the package's profile: 1 / 8 / 32
@@ -199,18 +199,12 @@ def markdown(report):
     if report.get("torch"):
         lines += ["", f"PyTorch side: {report['torch']}; fp32 engine vs PyTorch rel L2 bar {report['torch_bar']:g}: "
                   + report["torch_verdict"]]
-    if report.get("latency_ms"):
-        lines += ["", f"Latency at batch {MAX_BATCH} (tensoracle bench, median ms): "
-                  + ", ".join(f"{k} {v}" for k, v in report["latency_ms"].items())]
+    lines += latency_line(report, MAX_BATCH)
     return "\n".join(lines) + "\n"
 
 
 def write(out, report):
-    """Both files, rewritten after every row: a run stopped by a time limit keeps what it measured."""
-    (out / "minilm-quality.json").write_text(json.dumps(report, indent=2) + "\n")
-    text = markdown(report)
-    (out / "minilm-quality.md").write_text(text)
-    return text
+    return write_report(out, "minilm-quality", report, markdown)
 
 
 def main():

@@ -136,3 +136,19 @@ class Table:
             except Exception as e:  # noqa: BLE001
                 result[name] = f"failed: {e}"
         return result
+
+
+def latency_line(report, batch):
+    """The markdown line of a report's bench latencies, or an empty list."""
+    if not report.get("latency_ms"):
+        return []
+    return ["", f"Latency at batch {batch} (tensoracle bench, median ms): "
+            + ", ".join(f"{k} {v}" for k, v in report["latency_ms"].items())]
+
+
+def write_report(out, stem, report, markdown):
+    """OUT/STEM.json and .md, rewritten after every row: a run stopped by a time limit keeps what it measured."""
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
+    text = markdown(report)
+    (out / f"{stem}.md").write_text(text)
+    return text

@@ -19,7 +19,6 @@ OUT/resnet50-quality.md and .json, and each tensoracle call's log under OUT/logs
 fails is recorded with its message; the others still run.
 """
 import argparse
-import json
 import pathlib
 import shutil
 import sys
@@ -28,7 +27,7 @@ import tempfile
 import numpy as np
 from safetensors.numpy import load_file
 
-from precision_rows import METHODS, Cli, Table, plan_rows
+from precision_rows import METHODS, Cli, Table, plan_rows, latency_line, write_report
 
 MAX_BATCH = 32  # the package's profile: 1 / 8 / 32
 IMAGE = (3, 224, 224)
@@ -64,18 +63,12 @@ def markdown(report):
     if report.get("torch_verdict"):
         lines += ["", f"PyTorch side: {report['torch']}; fp32 engine vs PyTorch fp32 rel L2 "
                       f"{report['torch_vs_fp64']}; bar: {report['torch_verdict']}"]
-    if report.get("latency_ms"):
-        lines += ["", f"Latency at batch {MAX_BATCH} (tensoracle bench, median ms): "
-                  + ", ".join(f"{k} {v}" for k, v in report["latency_ms"].items())]
+    lines += latency_line(report, MAX_BATCH)
     return "\n".join(lines) + "\n"
 
 
 def write(out, report):
-    """Both files, rewritten after every row: a run stopped by a time limit keeps what it measured."""
-    (out / "resnet50-quality.json").write_text(json.dumps(report, indent=2) + "\n")
-    text = markdown(report)
-    (out / "resnet50-quality.md").write_text(text)
-    return text
+    return write_report(out, "resnet50-quality", report, markdown)
 
 
 def main():
