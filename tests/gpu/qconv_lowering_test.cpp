@@ -28,6 +28,30 @@ TEST(QuantizedConvLowering, TakesBothDequantizesTheEpilogueAndTheTrailingQuantiz
   }
 }
 
+// A convolution without bias: the step's input list keeps the omitted bias as an invalid tensor,
+// and the step's description of it is "no buffer" (a null description), never a read past the
+// network's tensors (which the tactic timer once made).
+TEST(QuantizedConvLowering, AnOmittedBiasIsANullInputDescription) {
+  const Lowered l = lower(C::of(kI8, kF32, {1, 16, 8, 8}, 16), 90);
+  const cu::PlannedStep* step = l.step_of("conv1");
+  ASSERT_NE(step, nullptr);
+  auto inst = cu::instantiate(l.net, *step, l.desc);
+  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
+  ASSERT_TRUE(inst->fuses_quantization());
+  ASSERT_EQ(inst->quantization.inputs.size(), step->inputs.size());
+  bool omitted = false;
+  for (size_t i = 0; i < step->inputs.size(); ++i) {
+    const TensorDesc* d = inst->quantization.inputs[i];
+    if (!step->inputs[i].valid()) {
+      omitted = true;
+      EXPECT_EQ(d, nullptr) << "input " << i;
+    } else {
+      EXPECT_EQ(d, &l.desc[step->inputs[i].id]) << "input " << i;
+    }
+  }
+  EXPECT_TRUE(omitted) << "conv1's step lists no omitted bias";
+}
+
 // A depthwise convolution would need its one channel per group padded: the layers stay explicit
 // and the log names the layer and why.
 TEST(QuantizedConvLowering, GroupsThatNeedChannelPaddingStayExplicitAndTheLogSaysWhy) {

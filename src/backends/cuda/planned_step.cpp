@@ -113,7 +113,7 @@ Result<StepInstance> instantiate(const Network& network, const PlannedStep& step
     last = node.outputs[0];
   }
   if (inst.fuses_quantization())
-    for (Tensor t : step.inputs) inst.quantization.inputs.push_back(&desc[t.id]);
+    for (Tensor t : step.inputs) inst.quantization.inputs.push_back(t.valid() ? &desc[t.id] : nullptr);
   std::sort(inst.quantization.dequantized.begin(), inst.quantization.dequantized.end(),
             [](const FusedDequantize& a, const FusedDequantize& b) { return a.operand < b.operand; });
   return inst;
