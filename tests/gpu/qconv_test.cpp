@@ -68,61 +68,12 @@ TEST_P(QuantizedConvOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
   ASSERT_NE(planned, nullptr);
   ASSERT_TRUE(contains(l.layers_of("conv1"), "x_dq")) << c.params() << ": conv1 is not Q/DQ-fused; build log:" << joined(l.log);
   ASSERT_EQ(l.net.outputs()[0].id, planned->outputs[0].id) << "conv1's step should write y";
-  auto step = cu::instantiate(l.net, *planned, l.desc);
-  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
   const NamedArrays inputs = seeded(c);
-  auto cpu = backends::create_backend(backends::kReferenceBackend).value();
-  auto want = cpu->execute(l.net, views(inputs));
+  auto want = backends::create_backend(backends::kReferenceBackend).value()->execute(l.net, views(inputs));
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();
   const HostArray& ref = want->at("y");
-
-  std::vector<DeviceBuffer> held;
-  const auto upload = [&](Tensor t) -> void* {
-    if (!t.valid()) return nullptr;  // an omitted optional input (a convolution without bias)
-    const int64_t producer = l.net.tensor(t).producer;
-    const ArrayView view = producer >= 0 ? l.net.node(static_cast<size_t>(producer)).constant->view
-                                         : inputs.at(l.net.tensor(t).name).view();
-    DeviceBuffer b = DeviceBuffer::allocate(std::max<size_t>(view.byte_size(), 1), "step input").value();
-    EXPECT_EQ(cudaMemcpy(b.data(), view.data, view.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
-    held.push_back(std::move(b));
-    return held.back().data();
-  };
-  cu::StepBuffers buffers;
-  for (Tensor t : planned->inputs)
-    buffers.inputs.push_back(t.valid() ? cu::DeviceTensor{l.desc[t.id].dtype, l.desc[t.id].shape, cu::Layout::kLinear, upload(t)}
-                                       : cu::DeviceTensor{});
-  for (Tensor t : planned->extra_inputs)
-    buffers.extra_inputs.push_back({l.desc[t.id].dtype, l.desc[t.id].shape, cu::Layout::kLinear, upload(t)});
-  const TensorDesc& out = l.desc[planned->outputs[0].id];
-  HostArray got = HostArray::zeros(out.dtype, out.shape).value();
-  DeviceBuffer out_buffer = DeviceBuffer::allocate(std::max<size_t>(got.byte_size(), 1), "step output").value();
-  buffers.outputs.push_back({out.dtype, out.shape, cu::Layout::kLinear, out_buffer.data()});
-
-  auto handles = cu::LibraryHandles::create();
-  ASSERT_TRUE(handles.is_ok()) << handles.status().to_string();
-  const cu::RunContext ctx = (*handles)->context(nullptr, &*device);
-  const cu::TacticFamily* family = cu::tactic_families().find("cudnn.qconv");
-  ASSERT_NE(family, nullptr);
-  auto candidates = family->candidates(*step, ctx, 8);
-  ASSERT_TRUE(candidates.is_ok()) << candidates.status().to_string();
-  bool explicit_seen = false, fused_seen = false;
-  for (const auto& tactic : *candidates) {
-    ASSERT_TRUE(tactic->initialize(*step, ctx).is_ok()) << tactic->name() << ": " << tactic->initialize(*step, ctx).to_string();
-    explicit_seen |= tactic->name().find("#explicit") != std::string::npos;
-    fused_seen |= tactic->name().find("#fused") != std::string::npos;
-    const size_t bytes = tactic->workspace_size(*step);
-    DeviceBuffer workspace = DeviceBuffer::allocate(std::max<size_t>(bytes, 1), "workspace").value();
-    buffers.workspace = workspace.data();
-    buffers.workspace_bytes = bytes;
-    CUDA_OK(cudaMemset(out_buffer.data(), 0xFF, got.byte_size()));
-    const Status ran = tactic->run(*step, buffers, ctx);
-    ASSERT_TRUE(ran.is_ok()) << tactic->name() << ": " << ran.to_string();
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaMemcpy(got.data(), out_buffer.data(), got.byte_size(), cudaMemcpyDeviceToHost));
-    const std::string why = mismatch(c, inputs.at("x"), got, ref);
-    EXPECT_TRUE(why.empty()) << c.params() << " candidate " << tactic->name() << ": " << why;
-  }
-  EXPECT_TRUE(explicit_seen && fused_seen) << c.params() << ": the family offered only one path";
+  expect_every_candidate_matches(l, *planned, "cudnn.qconv", inputs, c.params(),
+                                 [&](const HostArray& got) { return mismatch(c, inputs.at("x"), got, ref); });
 }
 
 // The channels-last path on the GPU: conv2 reads the int8/fp8 tensor conv1's step wrote

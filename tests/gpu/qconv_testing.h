@@ -16,17 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/plan_lowering.h"
-#include "backends/cuda/planned_step.h"
-#include "backends/plan_network.h"
 #include "backends/registry.h"
+#include "gpu/fused_step_testing.h"
 #include "host/ops/quantized_conv_case.h"
-#include "passes/passes.h"
 #include "tensoracle/compare.h"
 
 namespace tensoracle::testing::qconv {
 
-namespace cu = backends::cuda;
+using namespace fused_step;  // NOLINT(google-build-using-namespace): Lowered, joined, contains
 using C = QuantizedConvCase;
 constexpr DataType kI8 = DataType::kInt8, kF8 = DataType::kFloat8E4M3, kF32 = DataType::kFloat32,
                    kF16 = DataType::kFloat16, kBF16 = DataType::kBFloat16;
@@ -39,60 +36,13 @@ inline Network network_of(const C& c) {
   return net;
 }
 
-inline std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& l : lines) out += "\n  " + l;
-  return out;
-}
-
 inline std::map<std::string, Dims> input_shapes(const C& c) {
   std::map<std::string, Dims> shapes{{"x", Dims(c.x)}};
   if (c.residual) shapes["r"] = Dims(c.y_shape());
   return shapes;
 }
 
-struct Lowered {
-  Network net;
-  std::vector<TensorDesc> desc;
-  std::vector<cu::PlannedStep> steps;
-  std::vector<std::string> log;
-
-  const cu::PlannedStep* step_of(const std::string& anchor) const {
-    for (const cu::PlannedStep& s : steps)
-      if (net.node(s.anchor).name == anchor) return &s;
-    return nullptr;
-  }
-  std::vector<std::string> layers_of(const std::string& anchor) const {
-    std::vector<std::string> names;
-    if (const cu::PlannedStep* s = step_of(anchor))
-      for (size_t n : s->nodes()) names.push_back(net.node(n).name);
-    return names;
-  }
-  bool logged(const std::string& text) const {
-    return std::any_of(log.begin(), log.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
-  }
-};
-
-inline Lowered lower(const C& c, int cc) {
-  Lowered out;
-  auto optimized = passes::optimize_for_inference(network_of(c), &out.log);
-  EXPECT_TRUE(optimized.is_ok()) << optimized.status().to_string();
-  if (!optimized.is_ok()) return out;
-  out.net = std::move(optimized).value();
-  auto desc = backends::infer_tensor_descs(out.net, input_shapes(c));
-  EXPECT_TRUE(desc.is_ok()) << desc.status().to_string();
-  if (!desc.is_ok()) return out;
-  cu::DeviceInfo device;
-  device.cc_major = cc / 10;
-  device.cc_minor = cc % 10;
-  out.desc = std::move(desc).value();
-  out.steps = cu::lower_to_steps(out.net, out.desc, device, &out.log);
-  return out;
-}
-
-inline bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
+inline Lowered lower(const C& c, int cc) { return fused_step::lower(network_of(c), input_shapes(c), cc); }
 
 // The cases the fused path takes: their layers all in conv1's step at compute capability 9.0.
 inline std::vector<C> fusable_cases() {

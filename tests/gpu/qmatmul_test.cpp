@@ -18,20 +18,17 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/plan_lowering.h"
-#include "backends/cuda/planned_step.h"
 #include "backends/cuda/planner.h"
-#include "backends/plan_network.h"
 #include "backends/registry.h"
+#include "gpu/fused_step_testing.h"
 #include "gpu/gpu_testing.h"
 #include "host/ops/quantized_matmul_case.h"
-#include "passes/passes.h"
 #include "tensoracle/compare.h"
 
 namespace tensoracle::testing {
 namespace {
 
-namespace cu = backends::cuda;
+using namespace fused_step;  // NOLINT(google-build-using-namespace): Lowered, joined, contains
 using Q = QuantizedMatmulCase;
 constexpr DataType kI8 = DataType::kInt8, kF8 = DataType::kFloat8E4M3, kF32 = DataType::kFloat32,
                    kF16 = DataType::kFloat16, kBF16 = DataType::kBFloat16;
@@ -43,59 +40,8 @@ Network network_of(const Q& c) {
   return net;
 }
 
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& l : lines) out += "\n  " + l;
-  return out;
-}
-
 // What lowering made of a case's network on a device of compute capability `cc`.
-struct Lowered {
-  Network net;
-  std::vector<TensorDesc> desc;
-  std::vector<cu::PlannedStep> steps;
-  std::vector<std::string> log;
-
-  // The names of the layers the step anchored at `anchor` computes.
-  std::vector<std::string> layers_of(const std::string& anchor) const {
-    for (const cu::PlannedStep& s : steps)
-      if (net.node(s.anchor).name == anchor) {
-        std::vector<std::string> names;
-        for (size_t n : s.nodes()) names.push_back(net.node(n).name);
-        return names;
-      }
-    return {};
-  }
-  const cu::PlannedStep* step_of(const std::string& anchor) const {
-    for (const cu::PlannedStep& s : steps)
-      if (net.node(s.anchor).name == anchor) return &s;
-    return nullptr;
-  }
-  bool logged(const std::string& text) const {
-    return std::any_of(log.begin(), log.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
-  }
-};
-
-Lowered lower(const Q& c, int cc) {
-  Lowered out;
-  auto optimized = passes::optimize_for_inference(network_of(c), &out.log);
-  EXPECT_TRUE(optimized.is_ok()) << optimized.status().to_string();
-  if (!optimized.is_ok()) return out;
-  out.net = std::move(optimized).value();
-  auto desc = backends::infer_tensor_descs(out.net, {{"x", Dims(c.x)}});
-  EXPECT_TRUE(desc.is_ok()) << desc.status().to_string();
-  if (!desc.is_ok()) return out;
-  cu::DeviceInfo device;
-  device.cc_major = cc / 10;
-  device.cc_minor = cc % 10;
-  out.desc = std::move(desc).value();
-  out.steps = cu::lower_to_steps(out.net, out.desc, device, &out.log);
-  return out;
-}
-
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
+Lowered lower(const Q& c, int cc) { return fused_step::lower(network_of(c), {{"x", Dims(c.x)}}, cc); }
 
 TEST(QuantizedMatmulLowering, Int8TakesBothDequantizesTheEpilogueAndTheTrailingQuantize) {
   const Q c = Q::of(kI8, kF32, {32, 64}, 48).per_output_channel().with_bias().then(ActivationKind::kRelu).quantized_to(kI8);
@@ -574,8 +520,6 @@ TEST_P(QuantizedMatmulOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
     return;
   }
   ASSERT_TRUE(contains(l.layers_of("fc1"), "x_dq")) << c.params() << ": fc1 is not Q/DQ-fused; build log:" << joined(l.log);
-  auto step = cu::instantiate(l.net, *planned, l.desc);
-  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
 
   // The reference: the optimized network with the step's output marked.
   const HostArray x = seeded_input(c);
@@ -588,48 +532,10 @@ TEST_P(QuantizedMatmulOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();
   const HostArray& ref = want->at(is_y ? "y" : "step_output");
 
-  // Device copies of the step's inputs: the network input x or the constants.
-  std::vector<DeviceBuffer> held;
-  const auto upload = [&](Tensor t) -> void* {
-    const int64_t producer = l.net.tensor(t).producer;
-    const ArrayView view = producer >= 0 ? l.net.node(static_cast<size_t>(producer)).constant->view : x.view();
-    DeviceBuffer b = DeviceBuffer::allocate(std::max<size_t>(view.byte_size(), 1), "step input").value();
-    EXPECT_EQ(cudaMemcpy(b.data(), view.data, view.byte_size(), cudaMemcpyHostToDevice), cudaSuccess);
-    held.push_back(std::move(b));
-    return held.back().data();
-  };
-  cu::StepBuffers buffers;
-  for (Tensor t : planned->inputs) buffers.inputs.push_back({l.desc[t.id].dtype, l.desc[t.id].shape, cu::Layout::kLinear, upload(t)});
-  for (Tensor t : planned->extra_inputs)
-    buffers.extra_inputs.push_back({l.desc[t.id].dtype, l.desc[t.id].shape, cu::Layout::kLinear, upload(t)});
-  const TensorDesc& out = l.desc[written.id];
-  HostArray got = HostArray::zeros(out.dtype, out.shape).value();
-  DeviceBuffer out_buffer = DeviceBuffer::allocate(std::max<size_t>(got.byte_size(), 1), "step output").value();
-  buffers.outputs.push_back({out.dtype, out.shape, cu::Layout::kLinear, out_buffer.data()});
-
-  auto handles = cu::LibraryHandles::create();
-  ASSERT_TRUE(handles.is_ok()) << handles.status().to_string();
-  const cu::RunContext ctx = (*handles)->context(nullptr, &*device);
-  const cu::TacticFamily* family = cu::tactic_families().find("cublaslt.qmatmul");
-  ASSERT_NE(family, nullptr);
-  auto candidates = family->candidates(*step, ctx, 8);
-  ASSERT_TRUE(candidates.is_ok()) << candidates.status().to_string();
-  bool explicit_seen = false, fused_seen = false;
-  for (const auto& tactic : *candidates) {
-    explicit_seen |= tactic->name().find("#explicit") != std::string::npos;
-    fused_seen |= tactic->name().find("#fused") != std::string::npos;
-    DeviceBuffer workspace = DeviceBuffer::allocate(std::max<size_t>(tactic->workspace_size(*step), 1), "workspace").value();
-    buffers.workspace = workspace.data();
-    buffers.workspace_bytes = tactic->workspace_size(*step);
-    CUDA_OK(cudaMemset(out_buffer.data(), 0xFF, got.byte_size()));
-    const Status ran = tactic->run(*step, buffers, ctx);
-    ASSERT_TRUE(ran.is_ok()) << tactic->name() << ": " << ran.to_string();
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaMemcpy(got.data(), out_buffer.data(), got.byte_size(), cudaMemcpyDeviceToHost));
-    const std::string why = mismatch(c, x, got, ref);
-    EXPECT_TRUE(why.empty()) << c.params() << " candidate " << tactic->name() << ": " << why;
-  }
-  EXPECT_TRUE(explicit_seen && fused_seen) << c.params() << ": the family offered only one path";
+  NamedArrays inputs;
+  inputs.emplace("x", HostArray::copy_of(x.view()).value());
+  expect_every_candidate_matches(l, *planned, "cublaslt.qmatmul", inputs, c.params(),
+                                 [&](const HostArray& got) { return mismatch(c, x, got, ref); });
 }
 
 std::vector<Q> gpu_cases() {
