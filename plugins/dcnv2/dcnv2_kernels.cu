@@ -4,7 +4,11 @@
 //
 // Two kernels per element type (f32, f16), extern "C" so that their names are the cubin symbol
 // names (dcnv2_kernels.h):
-//   tensoracle_dcnv2_im2col_<t>  one thread per column element (dcnv2_column_value), grid-stride
+//   tensoracle_dcnv2_im2col_<t>  one thread per column element (dcnv2_column_value), grid-stride;
+//                                x LINEAR or (fp16) HWC8 as the geometry says, read through
+//                                dcnv2_x_index like the CPU implementation. HWC8 is read element
+//                                by element as LINEAR is, not 8 channels per 16-byte load: what
+//                                it saves is the reformat in front of the plugin.
 //   tensoracle_dcnv2_gemm_<t>    y[n][g] = W[g] · columns[n][g] + bias[g], bias fused, in 64x64
 //                                output tiles. f32: 16-deep K slices in shared memory, 256
 //                                threads each accumulating a 4x4 block with plain FMAs (no tensor

@@ -1,9 +1,11 @@
 // What the CPU and CUDA implementations of tensoracle::dcnv2 share: the geometry of one
-// configured layer and the value of one element of the deformable column matrix. Both
-// implementations run the same two steps with it:
+// configured layer, where element (n, c, h, w) of x lies in x's format, and the value of one
+// element of the deformable column matrix. Both implementations run the same two steps with it:
 //   1. columns[n][c*T + t][p] = mask * bilinear(x[n][c], position of tap t at output p + offset)
 //      (T = kh*kw taps, p = oy*Wo + ox), stored in the I/O element type;
 //   2. for each image n and group g, y[n][g] = W[g] · columns[n][g] + bias[g], accumulated in fp32.
+// x is LINEAR (NCHW) or, in fp16, HWC8: [N, H, W, C8] with C8 = C rounded up to a multiple of 8,
+// the padding channels never read (dcnv2_x_index). Every other tensor is LINEAR.
 // Compiled by the host compiler and by nvcc (DCNV2_HOST_DEVICE).
 #pragma once
 
@@ -17,9 +19,13 @@
 
 namespace tensoracle_plugins {
 
+// x's memory format (int32_t: the geometry is a kernel argument, laid out alike on both sides).
+enum class Dcnv2XLayout : int32_t { kLinear = 0, kHwc8 = 1 };
+
 // Plain data (it is also a kernel argument): every size of one layer with concrete shapes.
 struct Dcnv2Geometry {
   int32_t batch, channels, height, width;  // x [N, C, H, W]
+  Dcnv2XLayout x_layout;                   // how x is stored (dcnv2_x_index)
   int32_t out_channels, kernel_h, kernel_w;  // weight [K, C/groups, kh, kw]
   int32_t out_height, out_width;             // y [N, K, Ho, Wo]
   int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
@@ -32,11 +38,21 @@ struct Dcnv2Geometry {
   // The GEMM of one (image, group): [M x Kd] · [Kd x P].
   DCNV2_HOST_DEVICE int64_t gemm_m() const { return out_channels / groups; }
   DCNV2_HOST_DEVICE int64_t gemm_k() const { return int64_t{channels / groups} * taps(); }
+  // HWC8: the elements of one pixel, C rounded up to a multiple of 8.
+  DCNV2_HOST_DEVICE int64_t x_padded_channels() const { return (int64_t{channels} + 7) / 8 * 8; }
 };
+
+// Where element (n, c, h, w) of x lies in x's layout: the one addressing of x that the CPU
+// implementation and the CUDA im2col both read through.
+DCNV2_HOST_DEVICE inline int64_t dcnv2_x_index(const Dcnv2Geometry& g, int64_t n, int64_t c, int64_t h, int64_t w) {
+  if (g.x_layout == Dcnv2XLayout::kHwc8) return ((n * g.height + h) * g.width + w) * g.x_padded_channels() + c;
+  return ((n * g.channels + c) * g.height + h) * g.width + w;
+}
 
 // Bilinear sample of one [height, width] plane at (h, w) as torchvision's deform_conv2d samples:
 // zero when h <= -1, h >= height, w <= -1 or w >= width; otherwise the four neighbours weighted
-// bilinearly, each neighbour outside the plane counting as zero. `load(i)` reads element i as float.
+// bilinearly, each neighbour outside the plane counting as zero. `load(h, w)` reads the pixel
+// (h, w) of the plane, inside it, as float.
 template <typename Load>
 DCNV2_HOST_DEVICE float dcnv2_bilinear(const Load& load, int32_t height, int32_t width, float h, float w) {
   if (h <= -1.0f || h >= static_cast<float>(height) || w <= -1.0f || w >= static_cast<float>(width)) return 0.0f;
@@ -47,16 +63,16 @@ DCNV2_HOST_DEVICE float dcnv2_bilinear(const Load& load, int32_t height, int32_t
   const float lh = h - h_floor, lw = w - w_floor;
   const float hh = 1.0f - lh, hw = 1.0f - lw;
   const bool top = h0 >= 0, bottom = h1 <= height - 1, left = w0 >= 0, right = w1 <= width - 1;
-  const float v00 = top && left ? load(int64_t{h0} * width + w0) : 0.0f;
-  const float v01 = top && right ? load(int64_t{h0} * width + w1) : 0.0f;
-  const float v10 = bottom && left ? load(int64_t{h1} * width + w0) : 0.0f;
-  const float v11 = bottom && right ? load(int64_t{h1} * width + w1) : 0.0f;
+  const float v00 = top && left ? load(h0, w0) : 0.0f;
+  const float v01 = top && right ? load(h0, w1) : 0.0f;
+  const float v10 = bottom && left ? load(h1, w0) : 0.0f;
+  const float v11 = bottom && right ? load(h1, w1) : 0.0f;
   return hh * hw * v00 + hh * lw * v01 + lh * hw * v10 + lh * lw * v11;
 }
 
 // One column element, columns[n][c*T + t][p] for the flat index `i` over [N][C][T][P] (the
-// layout of the workspace). `load_x`, `load_offset`, `load_mask` read elements of x, offset and
-// mask (whole tensors, NCHW) as float.
+// layout of the workspace). `load_x`, `load_offset`, `load_mask` read elements of x (at
+// dcnv2_x_index), offset and mask (LINEAR) as float.
 template <typename LoadX, typename LoadOffset, typename LoadMask>
 DCNV2_HOST_DEVICE float dcnv2_column_value(const Dcnv2Geometry& g, int64_t i, const LoadX& load_x,
                                           const LoadOffset& load_offset, const LoadMask& load_mask) {
@@ -75,9 +91,8 @@ DCNV2_HOST_DEVICE float dcnv2_column_value(const Dcnv2Geometry& g, int64_t i, co
   const float m = load_mask((n * g.deformable_groups * g.taps() + dt) * pixels + p);
   const float h = static_cast<float>(oy * g.stride_h - g.pad_h + ky * g.dilation_h) + dy;
   const float w = static_cast<float>(ox * g.stride_w - g.pad_w + kx * g.dilation_w) + dx;
-  const int64_t plane = (n * g.channels + c) * int64_t{g.height} * g.width;
-  const auto load_plane = [&](int64_t j) { return load_x(plane + j); };
-  return m * dcnv2_bilinear(load_plane, g.height, g.width, h, w);
+  const auto load_pixel = [&](int32_t y, int32_t x) { return load_x(dcnv2_x_index(g, n, c, y, x)); };
+  return m * dcnv2_bilinear(load_pixel, g.height, g.width, h, w);
 }
 
 }  // namespace tensoracle_plugins

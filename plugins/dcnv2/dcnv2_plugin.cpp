@@ -29,6 +29,7 @@ using tensoracle::PluginTensorDesc;
 using tensoracle::Result;
 using tensoracle::Status;
 using tensoracle::StatusCode;
+using tensoracle::TensorFormat;
 using tensoracle::TypeFormat;
 
 const char* const kInputNames[] = {"x", "offset", "mask", "weight", "bias"};
@@ -45,6 +46,16 @@ tensoracle::PluginKernels dcnv2_bundle() {
 }
 
 Status invalid(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
+
+// "fp16/HWC8". type_format_name lives in the tensoracle library, which a plugin library does not link.
+std::string format_name(const TypeFormat& tf) {
+  const char* type = tf.type == DataType::kFloat32    ? "fp32"
+                     : tf.type == DataType::kFloat16  ? "fp16"
+                     : tf.type == DataType::kBFloat16 ? "bf16"
+                                                      : "a non-float type";
+  const char* format = tf.format == TensorFormat::kLinear ? "LINEAR" : tf.format == TensorFormat::kHwc8 ? "HWC8" : "HWC";
+  return std::string(type) + "/" + format;
+}
 
 // "[1, 4, 6, 6]". Dims::to_string lives in the tensoracle library, which a plugin library does not link.
 std::string shape_text(const Dims& shape) {
@@ -75,6 +86,7 @@ Result<Dcnv2Geometry> geometry(const Dcnv2Parameters& p, const std::vector<Plugi
   g.channels = static_cast<int32_t>(x[1]);
   g.height = static_cast<int32_t>(x[2]);
   g.width = static_cast<int32_t>(x[3]);
+  g.x_layout = inputs[kX].type_format.format == TensorFormat::kHwc8 ? Dcnv2XLayout::kHwc8 : Dcnv2XLayout::kLinear;
   g.out_channels = static_cast<int32_t>(w[0]);
   g.kernel_h = static_cast<int32_t>(w[2]);
   g.kernel_w = static_cast<int32_t>(w[3]);
@@ -183,13 +195,23 @@ class Dcnv2 final : public Plugin {
     return std::unique_ptr<Plugin>(new Dcnv2(*p));
   }
 
+  // Every tensor LINEAR in the parameters' type; an fp16 x may also be HWC8 (listed after LINEAR,
+  // so that a producer writing neither gets the LINEAR one: format negotiation takes the first of
+  // equals).
   PluginDeclaration declaration() const override {
-    const TypeFormat io{data_type(p_.type), tensoracle::TensorFormat::kLinear};
+    const TypeFormat io{data_type(p_.type), TensorFormat::kLinear};
     std::vector<PluginInput> inputs;
     for (const char* name : kInputNames) inputs.push_back(PluginInput{name, {io}});
+    if (p_.type == Dcnv2Type::kFloat16) inputs[kX].allowed.push_back(TypeFormat{DataType::kFloat16, TensorFormat::kHwc8});
     return {kDcnv2Identity, {inputs, {PluginOutput{"y", io, OutputShapeRule::computed()}}}, dcnv2_bundle()};
   }
   std::string parameters() const override { return encode(p_); }
+
+  // x: a combination the declaration lists; offset, mask, weight and bias: LINEAR in x's type.
+  bool supports(int input, const TypeFormat& candidate, const std::vector<TypeFormat>& chosen) const override {
+    if (input == kX) return Plugin::supports(input, candidate, chosen);
+    return input > kX && input <= kBias && !chosen.empty() && candidate == linear_in_x_type(chosen);
+  }
 
   Result<std::vector<Dims>> computed_output_shapes(const std::vector<PluginTensorDesc>& inputs) const override {
     Result<Dcnv2Geometry> g = geometry(p_, inputs);
@@ -206,6 +228,7 @@ class Dcnv2 final : public Plugin {
   Status configure(const std::vector<PluginTensorDesc>& inputs, const std::vector<PluginTensorDesc>& outputs) override {
     Result<Dcnv2Geometry> g = geometry(p_, inputs);
     if (!g.is_ok()) return g.status();
+    if (Status formats = check_formats(inputs); !formats.is_ok()) return formats;
     const Dims expected{g->batch, g->out_channels, g->out_height, g->out_width};
     if (outputs.size() != 1 || outputs[0].shape != expected)
       return invalid("the output must be one tensor of shape " + shape_text(expected));
@@ -248,6 +271,29 @@ class Dcnv2 final : public Plugin {
   }
 
  private:
+  static TypeFormat linear_in_x_type(const std::vector<TypeFormat>& chosen) { return {chosen[kX].type, TensorFormat::kLinear}; }
+
+  // configure() may be called with any formats (the builder asks supports() first; a direct caller
+  // need not): each input must be one supports() takes after the inputs before it.
+  Status check_formats(const std::vector<PluginTensorDesc>& inputs) const {
+    std::vector<TypeFormat> before;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TypeFormat& given = inputs[i].type_format;
+      if (!supports(static_cast<int>(i), given, before))
+        return invalid(std::string("input '") + kInputNames[i] + "' is " + format_name(given) + "; it takes " +
+                       (i == kX ? x_formats_text() : format_name(linear_in_x_type(before)) + " (LINEAR in x's type)"));
+      before.push_back(given);
+    }
+    return Status::ok();
+  }
+  // "fp16/LINEAR or fp16/HWC8": what the declaration allows for x.
+  std::string x_formats_text() const {
+    const PluginDeclaration declared = declaration();
+    std::string text;
+    for (const TypeFormat& allowed : declared.io.inputs[kX].allowed) text += (text.empty() ? "" : " or ") + format_name(allowed);
+    return text;
+  }
+
   Dcnv2Parameters p_;
   Dcnv2Geometry geometry_{};
   void* im2col_kernel_ = nullptr;  // from the bundle (attach_kernels)
