@@ -133,9 +133,10 @@ inline Tolerance tolerance_of(DataType type) {
 }
 
 // "" when every element of `got` is within the bound of the header, else the first ones outside.
-inline std::string mismatch(const C& c, const HostArray& x, const HostArray& got, const HostArray& ref) {
+// `sums` is abs_product_sums(c, x), computed once where several results are held to it (it is
+// the costly part at ResNet-50's shapes).
+inline std::string mismatch(const C& c, const std::vector<double>& sums, const HostArray& got, const HostArray& ref) {
   if (got.shape() != ref.shape() || got.dtype() != ref.dtype()) return "shape or type differs";
-  const std::vector<double> sums = abs_product_sums(c, x);
   const double per_sum = 2 * unit_roundoff(c.product) + (c.quantized == kF8 ? 0x1p-13 : 0.0);
   const double scale = c.requantize ? (c.output == kI8 ? 0.05 : 0.02) : 1.0;
   const Tolerance tol = tolerance_of(ref.dtype());
@@ -149,6 +150,10 @@ inline std::string mismatch(const C& c, const HostArray& x, const HostArray& got
     }
   }
   return shown ? fmt::format("{} element(s) outside:{}", shown, out) : "";
+}
+
+inline std::string mismatch(const C& c, const HostArray& x, const HostArray& got, const HostArray& ref) {
+  return mismatch(c, abs_product_sums(c, x), got, ref);
 }
 
 inline NamedArrayViews views(const NamedArrays& arrays) {
