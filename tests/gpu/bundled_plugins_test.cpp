@@ -247,11 +247,7 @@ TEST(CudaDcnv2, Fp16XInHwc8WithPaddingChannelsMatchesTheCpuImplementation) {
   auto registered = plugins.find(plugin_qualified_name(tensoracle_plugins::kDcnv2Identity),
                                  tensoracle_plugins::kDcnv2Identity.version);
   ASSERT_TRUE(registered.is_ok()) << registered.status().to_string();
-  int device = 0;
-  CUDA_OK(cudaGetDevice(&device));
-  cudaDeviceProp prop{};
-  CUDA_OK(cudaGetDeviceProperties(&prop, device));
-  auto kernels = backends::cuda::load_plugin_kernels(**registered, device, prop.major * 10 + prop.minor);
+  auto kernels = plugin_kernels_on_this_gpu(**registered);
   ASSERT_TRUE(kernels.is_ok()) << kernels.status().to_string();
 
   const std::vector<HostArray> arrays = seeded_inputs(config, DataType::kFloat16, 1700);

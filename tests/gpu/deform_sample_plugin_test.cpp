@@ -60,11 +60,7 @@ TEST(DeformSamplePluginOnCuda, EachKernelFromTheBundleMatchesTheCpuImplementatio
   ASSERT_TRUE(plugins.load_library(DEFORM_SAMPLE_PLUGIN_LIBRARY).is_ok());
   auto registered = plugins.find("deformable::deform_sample", "1.0.0");
   ASSERT_TRUE(registered.is_ok()) << registered.status().to_string();
-  int device = 0;
-  CUDA_OK(cudaGetDevice(&device));
-  cudaDeviceProp prop{};
-  CUDA_OK(cudaGetDeviceProperties(&prop, device));
-  auto kernels = backends::cuda::load_plugin_kernels(**registered, device, prop.major * 10 + prop.minor);
+  auto kernels = testing::plugin_kernels_on_this_gpu(**registered);
   ASSERT_TRUE(kernels.is_ok()) << kernels.status().to_string();
 
   // x in [-1, 1], offsets up to 3 pixels (samples between pixels, on and beyond the edges), mask

@@ -12,7 +12,11 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+
 #include "backends/cuda/device.h"
+#include "backends/cuda/plugin_kernels.h"
 
 namespace tensoracle::testing {
 
@@ -33,5 +37,16 @@ using backends::cuda::DeviceBuffer;
     const cudaError_t error_ = (call);                                            \
     ASSERT_EQ(error_, cudaSuccess) << #call << ": " << cudaGetErrorString(error_); \
   } while (0)
+
+// A plugin's kernels from its cubin bundle for the GPU in use, loaded as the cuda backend loads them.
+inline Result<std::shared_ptr<PluginKernelSource>> plugin_kernels_on_this_gpu(const RegisteredPlugin& plugin) {
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess)
+    return Status(StatusCode::kInternal, std::string("cudaGetDevice: ") + cudaGetErrorString(e));
+  if (const cudaError_t e = cudaGetDeviceProperties(&prop, device); e != cudaSuccess)
+    return Status(StatusCode::kInternal, std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(e));
+  return backends::cuda::load_plugin_kernels(plugin, device, prop.major * 10 + prop.minor);
+}
 
 }  // namespace tensoracle::testing
