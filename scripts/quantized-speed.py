@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Issue 19's speed table: our fp16 engine against our quantized ones (int8 and fp8, Q/DQ on every
+convolution / linear layer) for ResNet-50 and the BERT-base encoder at batch 32 and 1, each engine
+built with the builder's own tactic search for exactly the timed shape, then timed by `tensoracle
+bench` in both of its modes:
+  latency     each call waited for (per-call synchronous latency)
+  throughput  calls back to back (what a serving loop sees)
+Medians in ms; ratio = fp16 median / candidate median in the same mode (above 1: faster than fp16).
+
+The quantized graphs read activation scales from `tensoracle calibrate` (method max) on the
+fixture's inputs; the scales' values do not change which kernels run. Every engine's build log
+lines about Q/DQ layers that stayed explicit (docs/quantization.md) are kept with its row, and at
+--profile-batch every engine's steps are also timed alone (bench --profile-layers), so a missed
+target shows which layers stayed slow. torch.compile runs in scripts/torch-baseline.py, in the same
+device call (scripts/gpu-check --only quantized-speed).
+
+    python3 scripts/quantized-speed.py --cli build/gpu/tools/tensoracle/tensoracle \\
+        --examples build/gpu/examples --fixtures MODEL_FIXTURES --out OUT [--models resnet50,bert_encoder]
+
+--fixtures is scripts/gen-model-references.py's folder (<model>/weights.safetensors and
+<model>/io.safetensors, whose inputs at batch 2 bench repeats to the timed batch). Writes
+OUT/quantized-speed.json and .md after every measurement, so a run stopped by a time limit keeps
+what it measured; each tensoracle call's output is under OUT/logs/.
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from safetensors.numpy import load_file
+
+from precision_rows import with_scales
+
+INPUTS = {"resnet50": ["image"], "bert_encoder": ["input_ids", "attention_mask"]}
+TARGETS = {"resnet50": 1.5, "bert_encoder": 1.4}  # issue 19: the best quantized engine at batch 32 vs our fp16
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cli", required=True)
+    p.add_argument("--examples", required=True, help="folder of libtensoracle_example_<model>.so")
+    p.add_argument("--fixtures", required=True, type=pathlib.Path)
+    p.add_argument("--out", required=True, type=pathlib.Path)
+    p.add_argument("--models", default="resnet50,bert_encoder")
+    p.add_argument("--graphs", default="fp16,int8_fp16,fp8_fp16,int8,fp8",
+                   help="graph suffixes, fp16 first (the baseline)")
+    p.add_argument("--batches", default="32,1")
+    p.add_argument("--profile-batch", type=int, default=32)
+    p.add_argument("--iterations", type=int, default=200)
+    p.add_argument("--backend", default="cuda", help="cpu: a smoke test of the script itself")
+    return p.parse_args()
+
+
+class Run:
+    def __init__(self, args, work):
+        self.args, self.work = args, work
+        self.logs = args.out / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.env = {"TENSORACLE_CACHE_DIR": str(work / "cache")}
+
+    def call(self, name, argv):
+        """stdout of one tensoracle call (stderr beside it in the log); raises with the log's tail."""
+        log = self.logs / f"{name}.log"
+        result = subprocess.run([self.args.cli] + argv, capture_output=True, text=True, env=os.environ | self.env)
+        log.write_text(result.stdout + "\n--- stderr\n" + result.stderr)
+        if result.returncode != 0:
+            tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
+            raise RuntimeError(f"tensoracle {argv[0]} exit {result.returncode}: " + " | ".join(tail))
+        return result.stdout
+
+
+def input_specs(inputs, batch):
+    """--input NAME:DIMS for each input at `batch` (the engine declared for exactly the timed shape)."""
+    specs = []
+    for name, array in inputs.items():
+        dims = "x".join(str(d) for d in (batch, *array.shape[1:]))
+        specs += ["--input", f"{name}:{dims}"]
+    return specs
+
+
+def markdown(report):
+    lines = ["# Quantized engines against our fp16 engine (tensoracle bench, medians in ms)", "",
+             "ratio: fp16 median / this engine's in the same mode (above 1: faster). latency: each call "
+             "waited for; throughput: calls back to back.", ""]
+    for model, m in report["models"].items():
+        lines += [f"## {model}", "", "| graph | batch | latency ms | throughput ms | ratio (latency) | "
+                  "ratio (throughput) | build s | Q/DQ kept explicit |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for row in m["rows"]:
+            if "error" in row:
+                lines.append(f"| {row['graph']} | {row['batch']} | FAILED: {row['error'][:160]} ||||||")
+                continue
+            explicit = len(row["explicit"])
+            lines.append(f"| {row['graph']} | {row['batch']} | {row['latency_ms']:.4f} | {row['throughput_ms']:.4f} | "
+                         f"{row.get('ratio_latency', float('nan')):.3f} | {row.get('ratio_throughput', float('nan')):.3f} | "
+                         f"{row['build_s']:.1f} | {explicit} |")
+        if "target" in m:
+            lines += ["", m["target"]]
+        lines.append("")
+        for row in m["rows"]:
+            if row.get("explicit"):
+                lines += [f"{row['graph']} batch {row['batch']}, build log:", ""] + \
+                         [f"    {line}" for line in row["explicit"][:40]] + [""]
+            if row.get("layers"):
+                top = sorted(row["layers"], key=lambda l: -l["median_ms"])[:12]
+                total = sum(l["median_ms"] for l in row["layers"])
+                lines += [f"{row['graph']} batch {row['batch']}: slowest steps timed alone (sum of all "
+                          f"{len(row['layers'])} steps {total:.4f} ms)", "",
+                          "| step | kind | tactic | ms |", "|---|---|---|---:|"]
+                lines += [f"| {', '.join(l['layers'])[:60]} | {l['kind']} | {l['tactic']} | {l['median_ms']:.4f} |"
+                          for l in top]
+                lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def write(out, report):
+    (out / "quantized-speed.json").write_text(json.dumps(report, indent=1))
+    text = markdown(report)
+    (out / "quantized-speed.md").write_text(text)
+    return text
+
+
+def time_model(run, model, report, write_now):
+    args = run.args
+    package = str(pathlib.Path(args.examples) / f"libtensoracle_example_{model}.so")
+    weights = args.fixtures / model / "weights.safetensors"
+    io = load_file(str(args.fixtures / model / "io.safetensors"))
+    inputs = {name: io[name] for name in INPUTS[model]}
+    inputs_file = run.work / f"{model}-inputs.npz"
+    np.savez(inputs_file, **inputs)
+
+    scales = {}
+
+    def weights_for(suffix):
+        precision = suffix.split("_")[0]
+        if precision not in ("int8", "fp8"):
+            return weights
+        if precision not in scales:
+            out = run.work / f"{model}-scales-{precision}.safetensors"
+            run.call(f"{model}-calibrate-{precision}",
+                     ["calibrate", "--package", package, "--graph", f"{model}_{precision}", "--weights", str(weights),
+                      "--backend", args.backend, "--method", "max", "--output", str(out), "--inputs", str(inputs_file)])
+            scales[precision] = with_scales(run.work, weights, out, f"{model}-{precision}")
+        return scales[precision]
+
+    m = report["models"].setdefault(model, {"rows": []})
+    for batch in [int(b) for b in args.batches.split(",")]:
+        baseline = None
+        for suffix in args.graphs.split(","):
+            graph = f"{model}_{suffix}"
+            tag = f"{graph}-b{batch}"
+            row = {"graph": graph, "batch": batch}
+            try:
+                source = ["--package", package, "--graph", graph, "--weights", str(weights_for(suffix)),
+                          "--backend", args.backend] + input_specs(inputs, batch)
+                built = json.loads(run.call(f"build-{tag}", ["build"] + source + ["--json"]))
+                row["build_s"] = built["build_seconds"]
+                row["explicit"] = [l for l in built["build_log"] if "explicit" in l or "not fused" in l]
+                bench = ["bench", "--engine", built["engine_path"], "--inputs", str(inputs_file), "--batch", str(batch),
+                         "--iterations", str(args.iterations), "--json"]
+                if batch == args.profile_batch:
+                    bench.append("--profile-layers")
+                timed = json.loads(run.call(f"bench-{tag}", bench))
+                for r in timed["runs"]:
+                    row[f"{r['mode']}_ms"] = r["stats"]["median_ms"]
+                    row[f"{r['mode']}_p90_ms"] = r["stats"]["p90_ms"]
+                row["valid"] = timed["valid"]
+                row["layers"] = timed.get("layers", [])
+                if baseline is None:
+                    baseline = row
+                for mode in ("latency", "throughput"):
+                    row[f"ratio_{mode}"] = baseline[f"{mode}_ms"] / row[f"{mode}_ms"]
+            except Exception as e:  # noqa: BLE001 -- recorded, the other rows still run
+                row["error"] = f"{type(e).__name__}: {e}"
+            m["rows"].append(row)
+            print(f"{tag}: " + (row.get("error") or f"latency {row['latency_ms']:.4f} ms, throughput "
+                                f"{row['throughput_ms']:.4f} ms, ratio {row['ratio_latency']:.3f}"), flush=True)
+            write_now()
+    at_profile = [r for r in m["rows"] if r["batch"] == args.profile_batch and "error" not in r
+                  and r["graph"] != f"{model}_fp16"]
+    if at_profile:
+        best = max(at_profile, key=lambda r: r["ratio_latency"])
+        need = TARGETS.get(model)
+        m["target"] = (f"Best quantized engine at batch {args.profile_batch}: {best['graph']}, "
+                       f"{best['ratio_latency']:.3f}x our fp16 (latency)"
+                       + (f"; target {need}x: {'met' if best['ratio_latency'] >= need else 'MISSED'}" if need else ""))
+        write_now()
+
+
+def main():
+    args = parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    report = {"models": {}, "iterations": args.iterations, "calibration": "max"}
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Run(args, pathlib.Path(tmp))
+        for model in args.models.split(","):
+            time_model(run, model, report, lambda: write(args.out, report))
+    print(write(args.out, report))
+    failed = [r for m in report["models"].values() for r in m["rows"] if "error" in r]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
