@@ -57,6 +57,19 @@ inline std::string encode(const Dcnv2Parameters& p) {
   return bytes;
 }
 
+// The parameters from the first eight serialized values (stride h, w; padding h, w; dilation h, w;
+// groups; deformable groups) and a type, unchecked: decode() checks them first.
+inline Dcnv2Parameters from_values(const int32_t* v, Dcnv2Type type) {
+  Dcnv2Parameters p;
+  p.stride = {v[0], v[1]};
+  p.padding = {v[2], v[3]};
+  p.dilation = {v[4], v[5]};
+  p.groups = v[6];
+  p.deformable_groups = v[7];
+  p.type = type;
+  return p;
+}
+
 inline tensoracle::Result<Dcnv2Parameters> decode(std::string_view bytes) {
   using tensoracle::Status;
   using tensoracle::StatusCode;
@@ -85,14 +98,7 @@ inline tensoracle::Result<Dcnv2Parameters> decode(std::string_view bytes) {
   if (v[8] != static_cast<int32_t>(Dcnv2Type::kFloat32) && v[8] != static_cast<int32_t>(Dcnv2Type::kFloat16))
     return Status(StatusCode::kInvalidArgument,
                   "type is " + std::to_string(v[8]) + "; it must be 0 (fp32) or 1 (fp16)");
-  Dcnv2Parameters p;
-  p.stride = {v[0], v[1]};
-  p.padding = {v[2], v[3]};
-  p.dilation = {v[4], v[5]};
-  p.groups = v[6];
-  p.deformable_groups = v[7];
-  p.type = static_cast<Dcnv2Type>(v[8]);
-  return p;
+  return from_values(v, static_cast<Dcnv2Type>(v[8]));
 }
 
 }  // namespace tensoracle_plugins

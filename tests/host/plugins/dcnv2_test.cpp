@@ -33,6 +33,7 @@ namespace {
 
 using tensoracle_plugins::Dcnv2Parameters;
 using tensoracle_plugins::Dcnv2Type;
+using tensoracle_plugins::from_values;
 using tensoracle_plugins::kDcnv2Identity;
 
 const char* const kInputs[] = {"x", "offset", "mask", "weight", "bias"};
@@ -96,15 +97,7 @@ struct TorchvisionCase {
   Dcnv2Parameters parameters() const {
     const ArrayView values = array("parameters");
     EXPECT_EQ(values.element_count(), 8);
-    const auto* v = static_cast<const int32_t*>(values.data);
-    Dcnv2Parameters p;
-    p.stride = {v[0], v[1]};
-    p.padding = {v[2], v[3]};
-    p.dilation = {v[4], v[5]};
-    p.groups = v[6];
-    p.deformable_groups = v[7];
-    p.type = half() ? Dcnv2Type::kFloat16 : Dcnv2Type::kFloat32;
-    return p;
+    return from_values(static_cast<const int32_t*>(values.data), half() ? Dcnv2Type::kFloat16 : Dcnv2Type::kFloat32);
   }
 
   // y against torchvision's outputs. fp16: within 2e-3 of the fp32 result of the same fp16
