@@ -217,7 +217,8 @@ def main():
     p.add_argument("--optimization-level", type=int, help="for every engine built (default: the builder's)")
     p.add_argument("--sentences", type=int, default=len(SENTENCES), help="evaluate the first N (local checks)")
     p.add_argument("--calibration-batches", type=int, default=4, help="batches of 8 calibration sentences")
-    p.add_argument("--precisions", default="fp16,bf16,int8,fp8", help="the rows beside fp32")
+    p.add_argument("--precisions", default="fp16,bf16,int8,int8_mixed,fp8",
+                   help="the rows beside fp32 (int8_mixed: int8 with the feed-forward layers unquantized)")
     p.add_argument("--methods", default=",".join(METHODS), help="calibration methods for int8 / fp8")
     p.add_argument("--fp16-between", action="store_true", help="also the _int8_fp16 / _fp8_fp16 graphs")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch row (where torch is missing)")

@@ -79,15 +79,17 @@ def with_scales(work, weights, scales, name):
 
 
 def plan_rows(base_graph, precisions, methods, fp16_between):
-    """(row name, graph, calibration or None): `<base>_<precision>` graphs, int8 / fp8 once per method."""
+    """(row name, graph, calibration or None): `<base>_<precision>` graphs, int8 / fp8 once per method.
+    A quantized variant such as `int8_mixed` reads the scales calibrated on `<base>_int8`."""
     rows = []
     for precision in filter(None, precisions.split(",")):
         graph = f"{base_graph}_{precision}"
-        if precision in ("int8", "fp8"):
+        fmt = precision.split("_")[0]
+        if fmt in ("int8", "fp8"):
             for method in filter(None, methods.split(",")):
-                rows.append((f"{precision} {method}", graph, (precision, method)))
+                rows.append((f"{precision} {method}", graph, (fmt, method)))
                 if fp16_between:
-                    rows.append((f"{precision}_fp16 {method}", graph + "_fp16", (precision, method)))
+                    rows.append((f"{precision}_fp16 {method}", graph + "_fp16", (fmt, method)))
         else:
             rows.append((precision, graph, None))
     return rows

@@ -1,6 +1,8 @@
 #include "bert_encoder.h"
 
+#include <algorithm>
 #include <limits>
+#include <regex>
 #include <string>
 
 #include "quantization/qdq.h"
@@ -39,10 +41,14 @@ struct Builder {
     return to(net.add_constant(std::move(a)), precision);
   }
 
+  bool kept_unquantized(const std::string& name) const {
+    return std::any_of(cfg.unquantized.begin(), cfg.unquantized.end(),
+                       [&](const std::string& pattern) { return std::regex_search(name, std::regex(pattern)); });
+  }
   // nn.Linear: x W^T + b (Q/DQ on x and W when quantized).
   Tensor linear(Tensor x, const std::string& name) {
     Tensor weight;
-    if (cfg.quantization) {
+    if (cfg.quantization && !kept_unquantized(name)) {
       examples::QuantizedInputs q{net, w, *cfg.quantization, precision};
       weight = q.weight(net.weight(w, name + ".weight"), name);
       x = q.activation(x, name);

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "tensoracle/network.h"
 #include "tensoracle/safetensors.h"
@@ -31,6 +33,11 @@ struct Config {
   // "<layer>.input_scale") and weight (per output channel, "<layer>.weight_scale"); attention,
   // norms and the rest compute in `precision`.
   std::optional<tensoracle::DataType> quantization;
+  // With quantization: the linear layers whose names one of these ECMAScript regular expressions
+  // finds stay unquantized and compute in `precision` (e.g. R"(layer\.\d+\.output\.dense$)": the
+  // feed-forward's second layer, whose input in a trained model has outlier channels that one
+  // per-tensor int8 scale cannot hold together with the others).
+  std::vector<std::string> unquantized;
 };
 
 inline constexpr const char* kInputIds = "input_ids";            // int64 [N, L], token ids in [0, vocab)

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "bert_encoder/bert_encoder.h"
 
@@ -17,12 +19,15 @@ namespace minilm {
 // The token count of every graph: the sentences are padded (attention_mask 0) or truncated to it.
 inline constexpr int64_t kLength = 128;
 
-// all-MiniLM-L6-v2's config.json: hidden 384, 12 heads, intermediate 1536, 6 layers, eps 1e-12.
-bert_encoder::Config config(std::optional<tensoracle::DataType> quantization = std::nullopt);
+// all-MiniLM-L6-v2's config.json: hidden 384, 12 heads, intermediate 1536, 6 layers, eps 1e-12;
+// quantization and unquantized as bert_encoder::Config has them.
+bert_encoder::Config config(std::optional<tensoracle::DataType> quantization = std::nullopt,
+                            std::vector<std::string> unquantized = {});
 
-// bert_encoder::define with config(quantization) for kLength tokens; `batch` may be -1.
+// bert_encoder::define with config(quantization, unquantized) for kLength tokens; `batch` may be -1.
 tensoracle::Status define(tensoracle::Network& net, const tensoracle::Weights& weights, int64_t batch,
                           tensoracle::DataType precision,
-                          std::optional<tensoracle::DataType> quantization = std::nullopt);
+                          std::optional<tensoracle::DataType> quantization = std::nullopt,
+                          std::vector<std::string> unquantized = {});
 
 }  // namespace minilm

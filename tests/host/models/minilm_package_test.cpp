@@ -18,8 +18,9 @@
 namespace tensoracle {
 namespace {
 
-const std::vector<std::string> kGraphs = {"minilm",      "minilm_fp16",      "minilm_bf16",    "minilm_int8",
-                                          "minilm_fp8",  "minilm_int8_fp16", "minilm_fp8_fp16"};
+const std::vector<std::string> kGraphs = {"minilm",           "minilm_fp16",      "minilm_bf16",
+                                          "minilm_int8",      "minilm_fp8",       "minilm_int8_mixed",
+                                          "minilm_int8_mixed_fp16", "minilm_int8_fp16", "minilm_fp8_fp16"};
 
 bool quantized(const std::string& graph) {
   return graph.find("int8") != std::string::npos || graph.find("fp8") != std::string::npos;

@@ -200,5 +200,38 @@ TEST_P(QuantizedBert, CalibratesRunsAndStaysCloseToFp32) {
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizedBert, ::testing::Values(DataType::kInt8, DataType::kFloat8E4M3),
                          [](const auto& param_info) { return std::string(data_type_name(param_info.param)); });
 
+// Config::unquantized keeps the linear layers it names out of quantization: they read their
+// activation and weight directly (and ask for no scales); every other linear layer keeps its Q/DQ.
+TEST(QuantizedBertLayers, UnquantizedPatternsKeepThoseLinearLayersInThePrecision) {
+  TempDir dir;
+  bert_encoder::Config cfg = testing::small_bert();
+  const Weights w = Weights::with_unit_placeholders(
+      testing::write_weights(dir, testing::random_state_dict(testing::bert_state_dict(cfg), 13), "weights.safetensors"));
+  cfg.quantization = DataType::kInt8;
+  cfg.unquantized = {R"(intermediate\.dense$)", R"(layer\.\d+\.output\.dense$)"};
+  Network net;
+  ASSERT_TRUE(bert_encoder::define(net, w, -1, 8, DataType::kFloat32, cfg).is_ok()) << net.status().message();
+  int quantized = 0, kept = 0;
+  for (size_t i = 0; i < net.num_nodes(); ++i) {
+    const Node& node = net.node(i);
+    if (node.kind != OpKind::kMatMul || !node.attributes<MatMulAttributes>()->transpose_b) continue;
+    const bool feed_forward = node.name.find("intermediate.dense") != std::string::npos ||
+                              (node.name.find(".output.dense") != std::string::npos &&
+                               node.name.find("attention.output.dense") == std::string::npos);
+    for (size_t in = 0; in < 2; ++in) {
+      const int64_t producer = net.tensor(node.inputs[in]).producer;
+      const bool dequantized = producer >= 0 && net.node(static_cast<size_t>(producer)).kind == OpKind::kDequantize;
+      EXPECT_EQ(dequantized, !feed_forward) << node.name << " input " << in;
+    }
+    ++(feed_forward ? kept : quantized);
+  }
+  EXPECT_EQ(kept, 2 * cfg.layers);
+  EXPECT_EQ(quantized, 4 * cfg.layers);  // query, key, value, attention.output.dense
+  auto targets = quantization_targets(net);
+  ASSERT_TRUE(targets.is_ok()) << targets.status().message();
+  EXPECT_EQ(targets->size(), 2u * 4 * static_cast<size_t>(cfg.layers));
+  for (const CalibrationTarget& t : *targets) EXPECT_EQ(t.scale_name.find("intermediate"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tensoracle
