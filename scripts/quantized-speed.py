@@ -123,67 +123,74 @@ def write(out, report):
     return text
 
 
-def time_model(run, model, report, write_now):
-    args = run.args
-    package = str(pathlib.Path(args.examples) / f"libtensoracle_example_{model}.so")
-    weights = args.fixtures / model / "weights.safetensors"
-    io = load_file(str(args.fixtures / model / "io.safetensors"))
-    inputs = {name: io[name] for name in INPUTS[model]}
-    inputs_file = run.work / f"{model}-inputs.npz"
-    np.savez(inputs_file, **inputs)
+class Model:
+    """One model's package, weights, inputs and (calibrated once per format) scales."""
 
-    scales = {}
+    def __init__(self, run, model):
+        args = run.args
+        self.run, self.name = run, model
+        self.package = str(pathlib.Path(args.examples) / f"libtensoracle_example_{model}.so")
+        self.weights = args.fixtures / model / "weights.safetensors"
+        io = load_file(str(args.fixtures / model / "io.safetensors"))
+        self.inputs = {name: io[name] for name in INPUTS[model]}
+        self.inputs_file = run.work / f"{model}-inputs.npz"
+        np.savez(self.inputs_file, **self.inputs)
+        self.scales = {}
 
-    def weights_for(suffix):
+    def weights_for(self, suffix):
         precision = suffix.split("_")[0]
         if precision not in ("int8", "fp8"):
-            return weights
-        if precision not in scales:
-            out = run.work / f"{model}-scales-{precision}.safetensors"
-            run.call(f"{model}-calibrate-{precision}",
-                     ["calibrate", "--package", package, "--graph", f"{model}_{precision}", "--weights", str(weights),
-                      "--backend", args.backend, "--method", "max", "--output", str(out), "--inputs", str(inputs_file)])
-            scales[precision] = with_scales(run.work, weights, out, f"{model}-{precision}")
-        return scales[precision]
+            return self.weights
+        if precision not in self.scales:
+            out = self.run.work / f"{self.name}-scales-{precision}.safetensors"
+            self.run.call(f"{self.name}-calibrate-{precision}",
+                          ["calibrate", "--package", self.package, "--graph", f"{self.name}_{precision}", "--weights",
+                           str(self.weights), "--backend", self.run.args.backend, "--method", "max", "--output",
+                           str(out), "--inputs", str(self.inputs_file)])
+            self.scales[precision] = with_scales(self.run.work, self.weights, out, f"{self.name}-{precision}")
+        return self.scales[precision]
 
-    m = report["models"].setdefault(model, {"rows": []})
-    for batch in [int(b) for b in args.batches.split(",")]:
-        baseline = None
-        for suffix in args.graphs.split(","):
-            graph = f"{model}_{suffix}"
-            tag = f"{graph}-b{batch}"
-            row = {"graph": graph, "batch": batch}
-            try:
-                source = ["--package", package, "--graph", graph, "--weights", str(weights_for(suffix)),
-                          "--backend", args.backend] + input_specs(inputs, batch)
-                built = json.loads(run.call(f"build-{tag}", ["build"] + source + ["--json"]))
-                row["build_s"] = built["build_seconds"]
-                row["explicit"] = [l for l in built["build_log"] if "explicit" in l or "not fused" in l]
-                bench = ["bench", "--engine", built["engine_path"], "--inputs", str(inputs_file), "--batch", str(batch),
-                         "--iterations", str(args.iterations), "--json"]
-                if batch == args.profile_batch:
-                    bench.append("--profile-layers")
-                timed = json.loads(run.call(f"bench-{tag}", bench))
-                for r in timed["runs"]:
-                    row[f"{r['mode']}_ms"] = r["stats"]["median_ms"]
-                    row[f"{r['mode']}_p90_ms"] = r["stats"]["p90_ms"]
-                row["valid"] = timed["valid"]
-                row["layers"] = timed.get("layers", [])
-                if baseline is None:
-                    baseline = row
-                for mode in ("latency", "throughput"):
-                    row[f"ratio_{mode}"] = baseline[f"{mode}_ms"] / row[f"{mode}_ms"]
-            except Exception as e:  # noqa: BLE001 -- recorded, the other rows still run
-                row["error"] = f"{type(e).__name__}: {e}"
-            m["rows"].append(row)
-            print(f"{tag}: " + (row.get("error") or f"latency {row['latency_ms']:.4f} ms, throughput "
-                                f"{row['throughput_ms']:.4f} ms, ratio {row['ratio_latency']:.3f}"), flush=True)
-            write_now()
+
+def time_batch(model, batch, report, write_now):
+    """Every graph of `model` at `batch`, fp16 first; at --profile-batch, the target check."""
+    run, args = model.run, model.run.args
+    m = report["models"].setdefault(model.name, {"rows": []})
+    baseline = None
+    for suffix in args.graphs.split(","):
+        graph = f"{model.name}_{suffix}"
+        tag = f"{graph}-b{batch}"
+        row = {"graph": graph, "batch": batch}
+        try:
+            source = ["--package", model.package, "--graph", graph, "--weights", str(model.weights_for(suffix)),
+                      "--backend", args.backend] + input_specs(model.inputs, batch)
+            built = json.loads(run.call(f"build-{tag}", ["build"] + source + ["--json"]))
+            row["build_s"] = built["build_seconds"]
+            row["explicit"] = [l for l in built["build_log"] if "explicit" in l or "not fused" in l]
+            bench = ["bench", "--engine", built["engine_path"], "--inputs", str(model.inputs_file), "--batch",
+                     str(batch), "--iterations", str(args.iterations), "--json"]
+            if batch == args.profile_batch:
+                bench.append("--profile-layers")
+            timed = json.loads(run.call(f"bench-{tag}", bench))
+            for r in timed["runs"]:
+                row[f"{r['mode']}_ms"] = r["stats"]["median_ms"]
+                row[f"{r['mode']}_p90_ms"] = r["stats"]["p90_ms"]
+            row["valid"] = timed["valid"]
+            row["layers"] = timed.get("layers", [])
+            if baseline is None:
+                baseline = row
+            for mode in ("latency", "throughput"):
+                row[f"ratio_{mode}"] = baseline[f"{mode}_ms"] / row[f"{mode}_ms"]
+        except Exception as e:  # noqa: BLE001 -- recorded, the other rows still run
+            row["error"] = f"{type(e).__name__}: {e}"
+        m["rows"].append(row)
+        print(f"{tag}: " + (row.get("error") or f"latency {row['latency_ms']:.4f} ms, throughput "
+                            f"{row['throughput_ms']:.4f} ms, ratio {row['ratio_latency']:.3f}"), flush=True)
+        write_now()
     at_profile = [r for r in m["rows"] if r["batch"] == args.profile_batch and "error" not in r
-                  and r["graph"] != f"{model}_fp16"]
-    if at_profile:
+                  and r["graph"] != f"{model.name}_fp16"]
+    if batch == args.profile_batch and at_profile:
         best = max(at_profile, key=lambda r: r["ratio_latency"])
-        need = TARGETS.get(model)
+        need = TARGETS.get(model.name)
         m["target"] = (f"Best quantized engine at batch {args.profile_batch}: {best['graph']}, "
                        f"{best['ratio_latency']:.3f}x our fp16 (latency)"
                        + (f"; target {need}x: {'met' if best['ratio_latency'] >= need else 'MISSED'}" if need else ""))
@@ -196,8 +203,11 @@ def main():
     report = {"models": {}, "iterations": args.iterations, "calibration": "max"}
     with tempfile.TemporaryDirectory() as tmp:
         run = Run(args, pathlib.Path(tmp))
-        for model in args.models.split(","):
-            time_model(run, model, report, lambda: write(args.out, report))
+        models = [Model(run, name) for name in args.models.split(",")]
+        # Batch-major, so a run stopped by a time limit has every model's first batch.
+        for batch in [int(b) for b in args.batches.split(",")]:
+            for model in models:
+                time_batch(model, batch, report, lambda: write(args.out, report))
     print(write(args.out, report))
     failed = [r for m in report["models"].values() for r in m["rows"] if "error" in r]
     return 1 if failed else 0
