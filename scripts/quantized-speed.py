@@ -110,7 +110,7 @@ def markdown(report):
                 lines += [f"{row['graph']} batch {row['batch']}: slowest steps timed alone (sum of all "
                           f"{len(row['layers'])} steps {total:.4f} ms)", "",
                           "| step | kind | tactic | ms |", "|---|---|---|---:|"]
-                lines += [f"| {', '.join(l['layers'])[:60]} | {l['kind']} | {l['tactic']} | {l['median_ms']:.4f} |"
+                lines += [f"| {l['layers'][:80]} | {l['kind']} | {l['tactic']} | {l['median_ms']:.4f} |"
                           for l in top]
                 lines.append("")
     return "\n".join(lines) + "\n"
