@@ -42,43 +42,57 @@ __device__ __forceinline__ int64_t offset5(const int64_t stride[5], int64_t n, i
   return n * stride[0] + k * stride[1] + h * stride[3] + w * stride[4];
 }
 
-// One thread per output element, walked in the accumulator's order (k fastest) so that its
-// reads, the larger of the two streams, coalesce.
+// Warp rows over pixels (n, h, w), lanes over channels k: a warp reads 32 adjacent channels of
+// the NHWC accumulator (coalesced) and each thread finds its pixel's coordinates once for all the
+// channels it visits -- the per-element 64-bit divisions of a flat index cost more than the
+// convolution itself (docs/perf/gpu-log.md, 2026-12-06).
+constexpr int kEpilogueLanes = 32, kEpilogueRows = 8;
+
 __global__ void quantized_conv_epilogue_kernel(const void* __restrict__ acc, void* __restrict__ y,
                                                QuantizedConvEpilogueArgs a) {
   const int64_t K = a.shape[1], H = a.shape[2], W = a.shape[3];
-  const int64_t count = a.shape[0] * K * H * W;
+  const int64_t pixels = a.shape[0] * H * W;
   const double sx = device::load<double>(a.x_scale, 0, a.x_scale_type);
   const DataType t = a.product_type;
   const EpilogueLaunch& e = a.epilogue;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t k = i % K;
-    int64_t pixel = i / K;
-    const int64_t w = pixel % W;
-    pixel /= W;
-    const int64_t h = pixel % H;
-    const int64_t n = pixel / H;
-    const double sw = device::load<double>(a.w_scale, a.w_per_channel ? k : 0, a.w_scale_type);
-    double p = device::load<double>(acc, ((n * H + h) * W + w) * a.acc_channels + k, a.acc_type) * sx * sw;
-    if (e.bias.data) p += device::load<double>(e.bias.data, k, t);
-    p = device::round_to<double>(p, t);
-    for (int op = 0; op < e.count; ++op) {
-      const ConvKernelTensor& operand = e.operand[op];
-      const double v = operand.data ? device::load<double>(operand.data, offset5(operand.stride, n, k, h, w), t) : 0.0;
-      p = device::round_to<double>(apply_op(e.kind[op], p, v), t);
-    }
-    const int64_t out = n * a.y_stride[0] + k * a.y_stride[1] + h * a.y_stride[2] + w * a.y_stride[3];
-    if (!a.y_scale) {
-      device::store<double>(y, out, t, p);
-      continue;
-    }
-    const float v = static_cast<float>(p) / device::load<float>(a.y_scale, 0, a.y_scale_type);
-    if (a.output_type == DataType::kFloat8E4M3) {
-      static_cast<uint8_t*>(y)[out] = device::float_to_e4m3(v, /*saturate=*/true);
+  for (int64_t pixel = static_cast<int64_t>(blockIdx.x) * kEpilogueRows + threadIdx.y; pixel < pixels;
+       pixel += static_cast<int64_t>(gridDim.x) * kEpilogueRows) {
+    int64_t n, h, w;
+    if (pixels <= UINT32_MAX) {  // 32-bit division is several times cheaper on the GPU
+      const uint32_t p32 = static_cast<uint32_t>(pixel), w32 = static_cast<uint32_t>(W);
+      const uint32_t hw = p32 / w32;
+      w = p32 - hw * w32;
+      h = hw % static_cast<uint32_t>(H);
+      n = hw / static_cast<uint32_t>(H);
     } else {
-      const float r = v != v ? 0.0f : rintf(v);  // ties to even; NaN -> 0
-      static_cast<int8_t*>(y)[out] = static_cast<int8_t>(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
+      w = pixel % W;
+      h = (pixel / W) % H;
+      n = pixel / (W * H);
+    }
+    const int64_t acc_row = pixel * a.acc_channels;  // ((n * H + h) * W + w) * Kp
+    const int64_t y_pixel = n * a.y_stride[0] + h * a.y_stride[2] + w * a.y_stride[3];
+    for (int64_t k = threadIdx.x; k < K; k += kEpilogueLanes) {
+      const double sw = device::load<double>(a.w_scale, a.w_per_channel ? k : 0, a.w_scale_type);
+      double p = device::load<double>(acc, acc_row + k, a.acc_type) * sx * sw;
+      if (e.bias.data) p += device::load<double>(e.bias.data, k, t);
+      p = device::round_to<double>(p, t);
+      for (int op = 0; op < e.count; ++op) {
+        const ConvKernelTensor& operand = e.operand[op];
+        const double v = operand.data ? device::load<double>(operand.data, offset5(operand.stride, n, k, h, w), t) : 0.0;
+        p = device::round_to<double>(apply_op(e.kind[op], p, v), t);
+      }
+      const int64_t out = y_pixel + k * a.y_stride[1];
+      if (!a.y_scale) {
+        device::store<double>(y, out, t, p);
+        continue;
+      }
+      const float v = static_cast<float>(p) / device::load<float>(a.y_scale, 0, a.y_scale_type);
+      if (a.output_type == DataType::kFloat8E4M3) {
+        static_cast<uint8_t*>(y)[out] = device::float_to_e4m3(v, /*saturate=*/true);
+      } else {
+        const float r = v != v ? 0.0f : rintf(v);  // ties to even; NaN -> 0
+        static_cast<int8_t*>(y)[out] = static_cast<int8_t>(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
+      }
     }
   }
 }
@@ -99,7 +113,9 @@ cudaError_t launch_quantized_conv_epilogue(const void* acc, void* y, const Quant
   const int64_t count = args.shape[0] * args.shape[1] * args.shape[2] * args.shape[3];
   if (count == 0) return cudaSuccess;
   if (args.acc_channels < args.shape[1] || !args.x_scale || !args.w_scale) return cudaErrorInvalidValue;
-  quantized_conv_epilogue_kernel<<<device::grid_for(count, kThreads), kThreads, 0, stream>>>(acc, y, args);
+  const int64_t pixels = args.shape[0] * args.shape[2] * args.shape[3];
+  quantized_conv_epilogue_kernel<<<device::grid_for(pixels, kEpilogueRows), dim3(kEpilogueLanes, kEpilogueRows), 0,
+                                   stream>>>(acc, y, args);
   return cudaGetLastError();
 }
 
