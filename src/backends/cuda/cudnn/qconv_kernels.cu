@@ -86,13 +86,8 @@ __global__ void quantized_conv_epilogue_kernel(const void* __restrict__ acc, voi
         device::store<double>(y, out, t, p);
         continue;
       }
-      const float v = static_cast<float>(p) / device::load<float>(a.y_scale, 0, a.y_scale_type);
-      if (a.output_type == DataType::kFloat8E4M3) {
-        static_cast<uint8_t*>(y)[out] = device::float_to_e4m3(v, /*saturate=*/true);
-      } else {
-        const float r = v != v ? 0.0f : rintf(v);  // ties to even; NaN -> 0
-        static_cast<int8_t*>(y)[out] = static_cast<int8_t>(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
-      }
+      device::store_quantized(y, out, a.output_type,
+                              static_cast<float>(p) / device::load<float>(a.y_scale, 0, a.y_scale_type));
     }
   }
 }

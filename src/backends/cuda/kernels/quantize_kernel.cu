@@ -5,12 +5,6 @@ namespace tensoracle::backends::cuda {
 
 namespace {
 
-__device__ __forceinline__ float quantize_int8(float v) {
-  if (v != v) return 0.0f;
-  const float r = rintf(v);  // ties to even
-  return r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r;
-}
-
 __global__ void quantize_kernel(const void* __restrict__ x, const void* __restrict__ scale, void* __restrict__ y,
                                 QuantizeArgs a) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.count;
@@ -20,10 +14,8 @@ __global__ void quantize_kernel(const void* __restrict__ x, const void* __restri
     const float v = device::load<float>(x, i, a.in_type);
     if (a.dequantize) {
       device::store<float>(y, i, a.out_type, device::round_to<float>(v * s, a.out_type));
-    } else if (a.out_type == DataType::kFloat8E4M3) {
-      static_cast<uint8_t*>(y)[i] = device::float_to_e4m3(v / s, /*saturate=*/true);
     } else {
-      static_cast<int8_t*>(y)[i] = static_cast<int8_t>(quantize_int8(v / s));
+      device::store_quantized(y, i, a.out_type, v / s);
     }
   }
 }
