@@ -5,6 +5,8 @@
 //   tensors between fused convolutions, the examples' ResNet-50.
 // - QuantizedConvArithmetic: the fused path's arithmetic emulated on the host is within the bound
 //   of qconv_testing.h, and a 1 % error is not.
+#include <algorithm>
+
 #include "backends/cuda/plan_layouts.h"
 #include "gpu/qconv_testing.h"
 #include "host/models/state_dicts.h"
@@ -126,9 +128,10 @@ TEST(QuantizedConvLowering, TheQuantizedTensorBetweenTwoFusedConvolutionsIsChann
 
 // The examples' ResNet-50 (examples/resnet50, Q/DQ on every convolution, weights per channel) at
 // batch 32 in fp16: every convolution's Q/DQ is fused (no "kept explicit" line names one), and
-// every quantized convolution input is channels-last but three (so the fused path packs no copy
-// of them; the quantize kernels of the block inputs write channels-last too). Width 16
-// instead of 64 keeps the seeded weights small; every channel count stays a multiple of 16.
+// every quantized convolution input is channels-last but the stem's (so the fused path packs no
+// copy of them; the quantize kernels of the block inputs write channels-last too), the max pool's
+// output included, though only quantize steps read it. Width 16 instead of 64 keeps the seeded
+// weights small; every channel count stays a multiple of 16.
 TEST(QuantizedConvLowering, EveryResNet50ConvolutionIsFused) {
   resnet50::Config cfg;
   cfg.width = 16;
@@ -160,9 +163,15 @@ TEST(QuantizedConvLowering, EveryResNet50ConvolutionIsFused) {
     const std::string what = fmt::format("{}: build log:{}", data_type_name(format), joined(log));
     EXPECT_EQ(convolutions, 53) << what;
     EXPECT_EQ(fused, convolutions) << what;
-    // Linear: the stem's (the image, quantized from the network input) and the two that read the
-    // max pool's output through their quantize kernels (no layer there prefers channels-last).
-    EXPECT_EQ(linear_inputs, (std::vector<std::string>{"conv1", "layer1.0.conv1", "layer1.0.downsample.0"})) << what;
+    // Linear: the stem's only (the image, quantized from the network input).
+    EXPECT_EQ(linear_inputs, std::vector<std::string>{"conv1"}) << what;
+    // The pool reads and writes channels-last (mixed, it would run a strided kernel: 0.39 ms
+    // against 0.045 ms at width 64 on an H100, docs/perf/gpu-log.md 2026-12-06).
+    const auto pool = std::find_if(steps.begin(), steps.end(),
+                                   [&](const cu::PlannedStep& s) { return net->node(s.anchor).kind == OpKind::kPooling; });
+    ASSERT_NE(pool, steps.end());
+    EXPECT_EQ(pool->input_layouts[0], cu::Layout::kNhwc) << what;
+    EXPECT_EQ(pool->output_layouts[0], cu::Layout::kNhwc) << what;
     for (const std::string& line : log)
       if ((line.find("kept explicit") != std::string::npos || line.find("not fused") != std::string::npos) &&
           (line.rfind("conv", 0) == 0 || line.rfind("layer", 0) == 0))

@@ -68,6 +68,32 @@ void assign_layouts(const Network& net, std::vector<PlannedStep>& steps, const s
     }
     nhwc[t] = weight_of_nhwc_steps;
   }
+  // Channels-last passes on through a step that takes it and reads it already (a pool, a
+  // quantize): mixed, such a step reads one layout and writes the other with a strided kernel.
+  // Kept only where every step that touches the tensor accepts the layouts.
+  const auto accepted = [&](size_t s) {
+    set_step_layouts(steps[s], nhwc);
+    return some_family_accepts(net, steps[s], desc, device);
+  };
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (uint32_t t = 0; t < net.num_tensors(); ++t) {
+      const TensorDesc& d = desc[t];
+      if (nhwc[t] || !channels_last_candidate(d) || d.shape[1] == 1 || d.shape[2] * d.shape[3] == 1) continue;
+      if (producer[t] < 0 || outputs.count(t)) continue;
+      const size_t p = static_cast<size_t>(producer[t]);
+      const std::vector<Tensor>& in = steps[p].inputs;
+      if (!traits[p].nhwc || in.empty() || !in[0].valid() || !nhwc[in[0].id]) continue;
+      bool all_take = true;
+      for (size_t c : consumers[t]) all_take &= traits[c].nhwc;
+      if (!all_take) continue;
+      nhwc[t] = true;
+      bool kept = accepted(p);
+      for (size_t c : consumers[t]) kept = kept && accepted(c);
+      nhwc[t] = kept;
+      grew |= kept;
+    }
+  }
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
     for (PlannedStep& step : steps) {
