@@ -4,6 +4,7 @@
 #include <limits>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "quantization/qdq.h"
 
@@ -30,6 +31,7 @@ struct Builder {
   const Weights& w;
   const Config& cfg;
   DataType precision;
+  std::vector<std::regex> unquantized;  // cfg.unquantized, compiled
 
   Tensor to(Tensor x, DataType type) { return !x.valid() || net.tensor(x).desc.dtype == type ? x : net.cast(x, type); }
   // A weight in the network's precision (the planner folds the cast of a constant).
@@ -42,8 +44,8 @@ struct Builder {
   }
 
   bool kept_unquantized(const std::string& name) const {
-    return std::any_of(cfg.unquantized.begin(), cfg.unquantized.end(),
-                       [&](const std::string& pattern) { return std::regex_search(name, std::regex(pattern)); });
+    return std::any_of(unquantized.begin(), unquantized.end(),
+                       [&](const std::regex& pattern) { return std::regex_search(name, pattern); });
   }
   // nn.Linear: x W^T + b (Q/DQ on x and W when quantized).
   Tensor linear(Tensor x, const std::string& name) {
@@ -109,7 +111,15 @@ Status define(Network& net, const Weights& w, int64_t batch, int64_t length, Dat
     return Status(StatusCode::kInvalidArgument, "bert_encoder: quantization " +
                                                     std::string(data_type_name(*cfg.quantization)) +
                                                     " is not int8 or fp8e4m3");
-  Builder b{net, w, cfg, precision};
+  Builder b{net, w, cfg, precision, {}};
+  for (const std::string& pattern : cfg.unquantized) {
+    try {
+      b.unquantized.emplace_back(pattern);
+    } catch (const std::regex_error& e) {
+      return Status(StatusCode::kInvalidArgument,
+                    "bert_encoder: unquantized pattern '" + pattern + "' is not a regular expression: " + e.what());
+    }
+  }
   Tensor ids = net.add_input(kInputIds, DataType::kInt64, {batch, length});
   Tensor mask = b.additive_mask(net.add_input(kAttentionMask, DataType::kInt64, {batch, length}), length);
 

@@ -233,5 +233,18 @@ TEST(QuantizedBertLayers, UnquantizedPatternsKeepThoseLinearLayersInThePrecision
   for (const CalibrationTarget& t : *targets) EXPECT_EQ(t.scale_name.find("intermediate"), std::string::npos);
 }
 
+TEST(QuantizedBertLayers, AnUnquantizedPatternThatIsNoRegularExpressionIsRefused) {
+  TempDir dir;
+  bert_encoder::Config cfg = testing::small_bert();
+  const Weights w = Weights::with_unit_placeholders(
+      testing::write_weights(dir, testing::random_state_dict(testing::bert_state_dict(cfg), 13), "weights.safetensors"));
+  cfg.quantization = DataType::kInt8;
+  cfg.unquantized = {"intermediate\\.dense$", "output.(dense"};
+  Network net;
+  const Status status = bert_encoder::define(net, w, -1, 8, DataType::kFloat32, cfg);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("output.(dense"), std::string::npos) << status.message();
+}
+
 }  // namespace
 }  // namespace tensoracle
