@@ -200,14 +200,19 @@ TEST_P(QuantizedBert, CalibratesRunsAndStaysCloseToFp32) {
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizedBert, ::testing::Values(DataType::kInt8, DataType::kFloat8E4M3),
                          [](const auto& param_info) { return std::string(data_type_name(param_info.param)); });
 
-// Config::unquantized keeps the linear layers it names out of quantization: they read their
-// activation and weight directly (and ask for no scales); every other linear layer keeps its Q/DQ.
-TEST(QuantizedBertLayers, UnquantizedPatternsKeepThoseLinearLayersInThePrecision) {
+// The small BERT in int8, its weights with unit-scale placeholders.
+class QuantizedBertLayers : public ::testing::Test {
+ protected:
+  QuantizedBertLayers() { cfg.quantization = DataType::kInt8; }
   TempDir dir;
   bert_encoder::Config cfg = testing::small_bert();
   const Weights w = Weights::with_unit_placeholders(
       testing::write_weights(dir, testing::random_state_dict(testing::bert_state_dict(cfg), 13), "weights.safetensors"));
-  cfg.quantization = DataType::kInt8;
+};
+
+// Config::unquantized keeps the linear layers it names out of quantization: they read their
+// activation and weight directly (and ask for no scales); every other linear layer keeps its Q/DQ.
+TEST_F(QuantizedBertLayers, UnquantizedPatternsKeepThoseLinearLayersInThePrecision) {
   cfg.unquantized = {R"(intermediate\.dense$)", R"(layer\.\d+\.output\.dense$)"};
   Network net;
   ASSERT_TRUE(bert_encoder::define(net, w, -1, 8, DataType::kFloat32, cfg).is_ok()) << net.status().message();
@@ -233,12 +238,7 @@ TEST(QuantizedBertLayers, UnquantizedPatternsKeepThoseLinearLayersInThePrecision
   for (const CalibrationTarget& t : *targets) EXPECT_EQ(t.scale_name.find("intermediate"), std::string::npos);
 }
 
-TEST(QuantizedBertLayers, AnUnquantizedPatternThatIsNoRegularExpressionIsRefused) {
-  TempDir dir;
-  bert_encoder::Config cfg = testing::small_bert();
-  const Weights w = Weights::with_unit_placeholders(
-      testing::write_weights(dir, testing::random_state_dict(testing::bert_state_dict(cfg), 13), "weights.safetensors"));
-  cfg.quantization = DataType::kInt8;
+TEST_F(QuantizedBertLayers, AnUnquantizedPatternThatIsNoRegularExpressionIsRefused) {
   cfg.unquantized = {"intermediate\\.dense$", "output.(dense"};
   Network net;
   const Status status = bert_encoder::define(net, w, -1, 8, DataType::kFloat32, cfg);
