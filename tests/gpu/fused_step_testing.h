@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -115,6 +116,9 @@ inline void expect_every_candidate_matches(const Lowered& l, const cu::PlannedSt
   auto candidates = tactics->candidates(*step, ctx, 8);
   ASSERT_TRUE(candidates.is_ok()) << candidates.status().to_string();
   bool explicit_seen = false, fused_seen = false;
+  std::string names;
+  for (const auto& tactic : *candidates) names += " " + tactic->name();
+  std::cout << "[ info ] " << label << ": candidates" << names << "\n";
   for (const auto& tactic : *candidates) {
     const Status initialized = tactic->initialize(*step, ctx);
     ASSERT_TRUE(initialized.is_ok()) << tactic->name() << ": " << initialized.to_string();

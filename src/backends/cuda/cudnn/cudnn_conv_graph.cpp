@@ -17,6 +17,8 @@ namespace {
 
 // Tensor uids in the variant pack; epilogue operand i is kOperandUid + i.
 constexpr int64_t kXUid = 1, kWUid = 2, kBiasUid = 3, kYUid = 4, kOperandUid = 10;
+// The scales of a quantized graph that computes the whole step (build_quantized).
+constexpr int64_t kXScaleUid = 5, kWScaleUid = 6, kYScaleUid = 7;
 
 Status fe_status(fe::error_t error, const char* what) {
   if (error.is_good()) return Status::ok();
@@ -112,6 +114,7 @@ struct CudnnConvGraph::Impl {
   std::shared_ptr<fe::graph::Graph> graph;
   bool bias = false;                // the bias tensor is in the graph
   std::vector<int> operand_extra;   // per epilogue operand uid: its StepBuffers::extra_inputs index
+  std::vector<std::pair<int64_t, size_t>> step_inputs;  // other tensors read: uid, StepBuffers::inputs index
 };
 
 Status cudnn_conv_expressible(const ConvProblem& p) {
@@ -211,27 +214,28 @@ Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build(const ConvProblem&
   return out;
 }
 
-Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build_quantized(const ConvProblem& p, DataType accumulator,
-                                                                        cudnnContext* handle) {
-  if (p.transposed || p.spatial_rank != 2 || p.x_layout != Layout::kNhwc || p.w_layout != Layout::kNhwc ||
-      p.y_layout != Layout::kNhwc || (p.dtype != DataType::kInt8 && p.dtype != DataType::kFloat8E4M3))
-    return make_error(StatusCode::kInternal, "cuDNN quantized convolution: needs a channels-last int8/fp8 2-D problem");
-  std::shared_ptr<CudnnConvGraph> out(new CudnnConvGraph());
-  out->handle_ = handle;
-  out->impl_ = std::make_unique<Impl>();
-  try {
-    const bool int8 = p.dtype == DataType::kInt8;
-    const fe::DataType_t compute = int8 ? fe::DataType_t::INT32 : fe::DataType_t::FLOAT;
-    auto g = std::make_shared<fe::graph::Graph>();
-    g->set_io_data_type(fe_type(p.dtype)).set_intermediate_data_type(compute).set_compute_data_type(compute);
-    const std::vector<int64_t> x_dims = with_lead(p.n, p.c, tail(p.in, 2));
-    const std::vector<int64_t> y_dims = with_lead(p.n, p.k, tail(p.out, 2));
-    const std::vector<int64_t> w_dims = with_lead(p.k, p.c / p.groups, tail(p.kernel, 2));
-    auto x = g->tensor(fe::graph::Tensor_attributes().set_name("x_q").set_dim(x_dims).set_stride(strides_in(x_dims, Layout::kNhwc))
-                           .set_data_type(fe_type(p.dtype)).set_uid(kXUid));
-    auto w = g->tensor(fe::graph::Tensor_attributes().set_name("w_q").set_dim(w_dims).set_stride(strides_in(w_dims, Layout::kNhwc))
-                           .set_data_type(fe_type(p.dtype)).set_uid(kWUid));
-    auto conv = g->conv_fprop(x, w,
+namespace {
+
+// One attempt at the quantized graph with the convolution's result typed `conv_result` (cuDNN's
+// int8 engines are described either way in its samples: an int32 result, or an fp32 virtual
+// tensor feeding pointwise operations).
+Status describe_quantized(const QuantizedConvPlan& plan, bool whole_step, fe::DataType_t conv_result, fe::graph::Graph& g,
+                          std::vector<std::pair<int64_t, size_t>>& step_inputs, std::vector<int>& operand_extra,
+                          bool& bias) {
+  const ConvProblem& p = plan.packed;
+  const bool int8 = p.dtype == DataType::kInt8;
+  const fe::DataType_t compute = int8 ? fe::DataType_t::INT32 : fe::DataType_t::FLOAT;
+  g.set_io_data_type(fe_type(p.dtype))
+      .set_intermediate_data_type(whole_step ? fe::DataType_t::FLOAT : compute)
+      .set_compute_data_type(compute);
+  const std::vector<int64_t> x_dims = with_lead(p.n, p.c, tail(p.in, 2));
+  const std::vector<int64_t> y_dims = with_lead(p.n, p.k, tail(p.out, 2));
+  const std::vector<int64_t> w_dims = with_lead(p.k, p.c / p.groups, tail(p.kernel, 2));
+  auto x = g.tensor(fe::graph::Tensor_attributes().set_name("x_q").set_dim(x_dims).set_stride(strides_in(x_dims, Layout::kNhwc))
+                        .set_data_type(fe_type(p.dtype)).set_uid(kXUid));
+  auto w = g.tensor(fe::graph::Tensor_attributes().set_name("w_q").set_dim(w_dims).set_stride(strides_in(w_dims, Layout::kNhwc))
+                        .set_data_type(fe_type(p.dtype)).set_uid(kWUid));
+  auto current = g.conv_fprop(x, w,
                               fe::graph::Conv_fprop_attributes()
                                   .set_name("qconv")
                                   .set_pre_padding(tail(p.pre, 2))
@@ -239,17 +243,89 @@ Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build_quantized(const Co
                                   .set_stride(tail(p.stride, 2))
                                   .set_dilation(tail(p.dilation, 2))
                                   .set_compute_data_type(compute));
-    conv->set_dim(y_dims).set_data_type(compute);
-    auto y = g->pointwise(conv, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::IDENTITY)
-                                    .set_compute_data_type(compute));
-    y->set_output(true).set_data_type(fe_type(accumulator)).set_dim(y_dims).set_stride(strides_in(y_dims, Layout::kNhwc))
+  current->set_dim(y_dims).set_data_type(conv_result);
+  if (!whole_step) {
+    auto y = g.pointwise(current, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::IDENTITY)
+                                      .set_compute_data_type(compute));
+    y->set_output(true).set_data_type(fe_type(plan.accumulator)).set_dim(y_dims).set_stride(strides_in(y_dims, Layout::kNhwc))
         .set_uid(kYUid);
-    TO_RETURN_IF_ERROR(finalize(*g, handle, false));
-    out->impl_->graph = std::move(g);
-  } catch (const std::exception& e) {
-    return make_error(StatusCode::kCudaError, "cuDNN quantized graph construction threw: {}", e.what());
+    return Status::ok();
   }
-  return out;
+  const ConvProblem& d = plan.problem;
+  const auto tensor = [&](const char* name, std::vector<int64_t> dims, DataType type, int64_t uid, Layout layout) {
+    return g.tensor(fe::graph::Tensor_attributes().set_name(name).set_dim(dims).set_stride(strides_in(dims, layout))
+                        .set_data_type(fe_type(type)).set_uid(uid));
+  };
+  const auto pointwise = [&](std::shared_ptr<fe::graph::Tensor_attributes> operand, fe::PointwiseMode_t mode) {
+    auto attrs = fe::graph::Pointwise_attributes().set_mode(mode).set_compute_data_type(fe::DataType_t::FLOAT);
+    if (mode == fe::PointwiseMode_t::SWISH_FWD) attrs.set_swish_beta(1.0f);
+    current = operand ? g.pointwise(current, operand, attrs) : g.pointwise(current, attrs);
+    current->set_dim(y_dims).set_data_type(fe::DataType_t::FLOAT);
+  };
+  const std::vector<int64_t> one{1, 1, 1, 1}, per_channel{1, p.k, 1, 1};
+  pointwise(tensor("x_scale", one, plan.x_scale_type, kXScaleUid, Layout::kLinear), fe::PointwiseMode_t::MUL);
+  step_inputs.emplace_back(kXScaleUid, plan.x_scale);
+  pointwise(tensor("w_scale", plan.w_per_channel ? per_channel : one, plan.w_scale_type, kWScaleUid, Layout::kLinear),
+            fe::PointwiseMode_t::MUL);
+  step_inputs.emplace_back(kWScaleUid, plan.w_scale);
+  if (d.has_bias) {
+    pointwise(tensor("bias", per_channel, d.dtype, kBiasUid, Layout::kLinear), fe::PointwiseMode_t::ADD);
+    bias = true;
+  }
+  for (size_t i = 0; i < plan.epilogue.ops.size(); ++i) {
+    const ConvEpilogueOp& op = plan.epilogue.ops[i];
+    std::shared_ptr<fe::graph::Tensor_attributes> operand;
+    if (op.extra >= 0) {
+      std::vector<int64_t> dims;
+      for (size_t k = 0; k < op.operand.rank(); ++k) dims.push_back(op.operand[k]);
+      const int64_t uid = kOperandUid + static_cast<int64_t>(operand_extra.size());
+      operand = tensor(("operand" + std::to_string(i)).c_str(), dims, d.dtype, uid, op.layout);
+      operand_extra.push_back(op.extra);
+    }
+    pointwise(operand, pointwise_mode(op.kind));
+  }
+  if (plan.requantize) {
+    pointwise(tensor("y_scale", one, plan.y_scale_type, kYScaleUid, Layout::kLinear), fe::PointwiseMode_t::DIV);
+    step_inputs.emplace_back(kYScaleUid, plan.y_scale);
+  }
+  current->set_output(true).set_data_type(fe_type(plan.output_type)).set_stride(strides_in(y_dims, d.y_layout)).set_uid(kYUid);
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<CudnnConvGraph>> CudnnConvGraph::build_quantized(const QuantizedConvPlan& plan, bool whole_step,
+                                                                        cudnnContext* handle) {
+  const ConvProblem& p = plan.packed;
+  if (p.transposed || p.spatial_rank != 2 || p.x_layout != Layout::kNhwc || p.w_layout != Layout::kNhwc ||
+      p.y_layout != Layout::kNhwc || (p.dtype != DataType::kInt8 && p.dtype != DataType::kFloat8E4M3))
+    return make_error(StatusCode::kInternal, "cuDNN quantized convolution: needs a channels-last int8/fp8 2-D problem");
+  if (whole_step && p.k != plan.problem.k)
+    return unsupported("the whole step in cuDNN's graph needs unpadded output channels ({} padded to {})", plan.problem.k,
+                       p.k);
+  std::shared_ptr<CudnnConvGraph> out(new CudnnConvGraph());
+  out->fused_ = whole_step;
+  out->handle_ = handle;
+  Status last = Status::ok();
+  const bool int8 = p.dtype == DataType::kInt8;
+  // The whole step: the fp32 result first (cuDNN's int8 scale-bias-activation form), then int32.
+  std::vector<fe::DataType_t> results{int8 ? fe::DataType_t::INT32 : fe::DataType_t::FLOAT};
+  if (whole_step && int8) results.insert(results.begin(), fe::DataType_t::FLOAT);
+  for (const fe::DataType_t result : results) {
+    auto impl = std::make_unique<Impl>();
+    try {
+      auto g = std::make_shared<fe::graph::Graph>();
+      TO_RETURN_IF_ERROR(describe_quantized(plan, whole_step, result, *g, impl->step_inputs, impl->operand_extra, impl->bias));
+      last = finalize(*g, handle, false);
+      if (!last.is_ok()) continue;
+      impl->graph = std::move(g);
+      out->impl_ = std::move(impl);
+      return out;
+    } catch (const std::exception& e) {
+      return make_error(StatusCode::kCudaError, "cuDNN quantized graph construction threw: {}", e.what());
+    }
+  }
+  return last;
 }
 
 Result<std::vector<CudnnConvPlan>> CudnnConvGraph::plans(int limit, int64_t max_workspace) {
@@ -306,6 +382,7 @@ std::unordered_map<int64_t, void*> CudnnConvGraph::variant_pack() const {
   std::unordered_map<int64_t, void*> pack{{kXUid, nullptr}, {kWUid, nullptr}, {kYUid, nullptr}};
   if (impl_->bias) pack[kBiasUid] = nullptr;
   for (size_t i = 0; i < impl_->operand_extra.size(); ++i) pack[kOperandUid + static_cast<int64_t>(i)] = nullptr;
+  for (const auto& [uid, input] : impl_->step_inputs) pack[uid] = nullptr;
   return pack;
 }
 
@@ -323,6 +400,11 @@ Status CudnnConvGraph::execute(const CudnnConvPlan& plan, const CudnnConvOperand
   if (impl_->bias) pack[kBiasUid] = buffers.inputs[2].data;
   for (size_t i = 0; i < impl_->operand_extra.size(); ++i)
     pack[kOperandUid + static_cast<int64_t>(i)] = buffers.extra_inputs[static_cast<size_t>(impl_->operand_extra[i])].data;
+  for (const auto& [uid, input] : impl_->step_inputs) {
+    if (input >= buffers.inputs.size())
+      return make_error(StatusCode::kFailedPrecondition, "cuDNN graph: step input {} is missing", input);
+    pack[uid] = const_cast<void*>(buffers.inputs[input].data);
+  }
   TO_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle, stream));
   try {
     return fe_status(impl_->graph->execute_plan_at_index(handle, pack, operands.workspace, plan.index), "execute");

@@ -23,6 +23,7 @@
 
 #include "backends/cuda/cudnn/conv_epilogue.h"
 #include "backends/cuda/cudnn/conv_problem.h"
+#include "backends/cuda/cudnn/qconv_plan.h"
 
 struct cudnnContext;
 
@@ -61,11 +62,15 @@ class CudnnConvGraph {
   // Builds and finalizes the operation graph on `handle`.
   static Result<std::shared_ptr<CudnnConvGraph>> build(const ConvProblem& problem, const ConvEpilogue& epilogue,
                                                        bool fused, cudnnContext* handle);
-  // The quantized convolution of a Q/DQ-fused step (qconv_plan.h): `packed` has int8 or fp8e4m3
-  // x and w, channels-last; the graph writes the bare accumulator (`accumulator`: int32 for int8,
-  // fp32 for fp8) packed channels-last, through an identity pointwise operation as cuDNN's own
-  // int8 sample does. No bias, no epilogue.
-  static Result<std::shared_ptr<CudnnConvGraph>> build_quantized(const ConvProblem& packed, DataType accumulator,
+  // The quantized convolution of a Q/DQ-fused step (qconv_plan.h): `plan.packed` has int8 or
+  // fp8e4m3 x and w, channels-last. Without `whole_step`, the graph writes the bare accumulator
+  // (int32 for int8, fp32 for fp8) packed channels-last, through an identity pointwise operation
+  // as cuDNN's own int8 sample does. With it, the graph computes the whole step as pointwise
+  // operations on fp32 virtual tensors after the convolution -- x scale, weight scale (one or K),
+  // bias, the epilogue, the division by the trailing quantize's scale -- and writes the step's
+  // output (the product type, or int8 / fp8 where the step requantizes) in its own layout; the
+  // plan's K must then be unpadded. Scales and bias are read from the step inputs the plan names.
+  static Result<std::shared_ptr<CudnnConvGraph>> build_quantized(const QuantizedConvPlan& plan, bool whole_step,
                                                                  cudnnContext* handle);
   ~CudnnConvGraph();
   CudnnConvGraph(const CudnnConvGraph&) = delete;

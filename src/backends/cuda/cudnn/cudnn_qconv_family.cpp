@@ -1,17 +1,19 @@
 // Family "cudnn.qconv": Q/DQ-fused convolutions (qconv_plan.h says what it takes and how each
-// path runs). Candidates are the explicit path's engines, then the fused path's, so the tactic
-// timer checks the fused ones against the explicit form and picks by measurement. Where cuDNN
-// offers no engine for the fused graph, one fused candidate is still listed: its initialize
-// fails with cuDNN's reason, which the timer writes to the build log naming the layer, and the
-// explicit form runs. Where cuDNN has no engine for the explicit form's convolution either, that
+// path runs). Candidates are the explicit path's engines, then the graph path's, then the fused
+// path's, so the tactic timer checks the others against the explicit form and picks by
+// measurement. Where cuDNN offers no engine for the fused graph, one fused candidate is still
+// listed: its initialize fails with cuDNN's reason, which the timer writes to the build log
+// naming the layer, and the explicit form runs. The graph path is listed only where cuDNN offers
+// engines for it. Where cuDNN has no engine for the explicit form's convolution either, that
 // form runs on the direct kernel ("cudnn.qconv#explicit_direct", engine "kernel.conv_direct").
-// Tactic "cudnn.qconv#<path><i>", choice {"path": "fused" | "explicit", "engine": "<cuDNN engine
-// tag>"}; replay rebuilds the path's graph and takes the engine with that tag (the heuristics'
-// first when the tag is not offered at these shapes, as cudnn.conv).
+// Tactic "cudnn.qconv#<path><i>", choice {"path": "explicit" | "graph" | "fused", "engine":
+// "<cuDNN engine tag>"}; replay rebuilds the path's graph and takes the engine with that tag (the
+// heuristics' first when the tag is not offered at these shapes, as cudnn.conv).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
@@ -36,22 +38,28 @@ constexpr size_t kAlignment = 256;  // cuDNN wants aligned pointers: each worksp
 
 size_t aligned(int64_t bytes) { return (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment; }
 
+// qconv_plan.h's three ways of running the step.
+enum class Path { kExplicit, kGraph, kFused };
+constexpr const char* path_name(Path path) {
+  return path == Path::kExplicit ? "explicit" : path == Path::kGraph ? "graph" : "fused";
+}
+
 // The workspace pieces of one path, in order, before the engine's own workspace.
-// fused: the packed x and w (where they are packed), the accumulator; explicit: the dequantized x
-// and w, and the product before the trailing quantize.
+// fused: the packed x and w (where they are packed), the accumulator; graph: the packed x and w;
+// explicit: the dequantized x and w, and the product before the trailing quantize.
 struct Scratch {
   size_t x = 0, w = 0, product = 0;
   size_t total() const { return x + w + product; }
 };
 
-Result<Scratch> scratch_of(const QuantizedConvPlan& plan, bool fused) {
+Result<Scratch> scratch_of(const QuantizedConvPlan& plan, Path path) {
   Scratch s;
-  if (fused) {
+  if (path != Path::kExplicit) {
     const ConvProblem& q = plan.packed;
     TO_ASSIGN_OR_RETURN(const int64_t x, q.x_shape.byte_size(q.dtype));
     TO_ASSIGN_OR_RETURN(const int64_t w, q.w_shape.byte_size(q.dtype));
     TO_ASSIGN_OR_RETURN(const int64_t acc, q.y_shape.byte_size(plan.accumulator));
-    return Scratch{plan.pack_x ? aligned(x) : 0, plan.pack_w ? aligned(w) : 0, aligned(acc)};
+    return Scratch{plan.pack_x ? aligned(x) : 0, plan.pack_w ? aligned(w) : 0, path == Path::kFused ? aligned(acc) : 0};
   }
   const ConvProblem& p = plan.problem;
   TO_ASSIGN_OR_RETURN(const int64_t x, p.x_shape.byte_size(p.dtype));
@@ -73,23 +81,24 @@ struct Prepared {
   size_t workspace_size() const { return scratch.total() + static_cast<size_t>(engine.workspace); }
 };
 
-// The plan, scratch and graph of `fused`'s path for `step` (no graph for the direct kernel), no
-// engine chosen yet.
-Result<Prepared> describe(const StepInstance& step, bool fused, const RunContext& ctx, bool direct = false) {
+// The plan, scratch and graph of `path` for `step` (no graph for the direct kernel), no engine
+// chosen yet.
+Result<Prepared> describe(const StepInstance& step, Path path, const RunContext& ctx, bool direct = false) {
   Prepared p;
   p.shapes = StepShapes::of(step);
   TO_ASSIGN_OR_RETURN(p.plan, plan_quantized_conv(step, ctx.device ? ctx.device->compute_capability() : 0));
-  TO_ASSIGN_OR_RETURN(p.scratch, scratch_of(p.plan, fused));
+  TO_ASSIGN_OR_RETURN(p.scratch, scratch_of(p.plan, path));
   if (p.scratch.total() > ctx.workspace_bytes)
     return unsupported("layer '{}': the {} path needs {} bytes of scratch, more than the {} bytes of workspace given",
-                       step.anchor.node.name, fused ? "fused" : "explicit", p.scratch.total(), ctx.workspace_bytes);
+                       step.anchor.node.name, path_name(path), p.scratch.total(), ctx.workspace_bytes);
   p.handle = ctx.cudnn;
   if (direct) return p;
-  auto graph = fused ? CudnnConvGraph::build_quantized(p.plan.packed, p.plan.accumulator, ctx.cudnn)
-                     : CudnnConvGraph::build(p.plan.problem, p.plan.epilogue, /*fused=*/false, ctx.cudnn);
+  auto graph = path == Path::kExplicit
+                   ? CudnnConvGraph::build(p.plan.problem, p.plan.epilogue, /*fused=*/false, ctx.cudnn)
+                   : CudnnConvGraph::build_quantized(p.plan, /*whole_step=*/path == Path::kGraph, ctx.cudnn);
   if (!graph.is_ok())
     return graph.status().with_context(fmt::format("layer '{}': {} {} graph", step.anchor.node.name,
-                                                   data_type_name(p.plan.quantized), fused ? "fused" : "explicit"));
+                                                   data_type_name(p.plan.quantized), path_name(path)));
   p.graph = *std::move(graph);
   return p;
 }
@@ -100,14 +109,13 @@ int64_t engine_room(const Prepared& p, const RunContext& ctx) {
 
 class QuantizedConvTactic final : public CudaTactic {
  public:
-  QuantizedConvTactic(bool fused, int index, std::string engine)
-      : fused_(fused), index_(index), engine_(std::move(engine)) {}
+  QuantizedConvTactic(Path path, int index, std::string engine) : path_(path), index_(index), engine_(std::move(engine)) {}
 
   std::string name() const override {
     if (direct()) return fmt::format("{}#explicit_direct", kFamilyName);
-    return fmt::format("{}#{}{}", kFamilyName, fused_ ? "fused" : "explicit", index_);
+    return fmt::format("{}#{}{}", kFamilyName, path_name(path_), index_);
   }
-  nlohmann::json choice() const override { return {{"path", fused_ ? "fused" : "explicit"}, {"engine", engine_}}; }
+  nlohmann::json choice() const override { return {{"path", path_name(path_)}, {"engine", engine_}}; }
 
   void adopt(Prepared prepared) { active_ = std::make_unique<Prepared>(std::move(prepared)); }
 
@@ -115,7 +123,7 @@ class QuantizedConvTactic final : public CudaTactic {
     if (active_ && active_->shapes.matches(step)) return active_->workspace_size();
     // Before initialize() at these shapes: the scratch these shapes need and cuDNN's bound.
     auto plan = plan_quantized_conv(step, 90);
-    auto scratch = plan.is_ok() ? scratch_of(*plan, fused_) : Result<Scratch>(plan.status());
+    auto scratch = plan.is_ok() ? scratch_of(*plan, path_) : Result<Scratch>(plan.status());
     return (scratch.is_ok() ? scratch->total() : 0) + static_cast<size_t>(kMaxConvWorkspace);
   }
 
@@ -124,7 +132,7 @@ class QuantizedConvTactic final : public CudaTactic {
         active_->workspace_size() <= ctx.workspace_bytes)
       return Status::ok();
     active_.reset();
-    TO_ASSIGN_OR_RETURN(Prepared p, describe(step, fused_, ctx, direct()));
+    TO_ASSIGN_OR_RETURN(Prepared p, describe(step, path_, ctx, direct()));
     if (p.graph) {
       TO_ASSIGN_OR_RETURN_CONTEXT(p.engine, p.graph->plan_for(engine_, engine_room(p, ctx)),
                                   fmt::format("layer '{}': {}", step.anchor.node.name, name()));
@@ -156,16 +164,22 @@ class QuantizedConvTactic final : public CudaTactic {
     char* product = workspace + p.scratch.x + p.scratch.w;
     operands.workspace = product + p.scratch.product;
     operands.workspace_bytes = buffers.workspace_bytes - p.scratch.total();
-    return fused_ ? run_fused(step, buffers, ctx, operands, product) : run_explicit(step, buffers, ctx, operands, product);
+    if (path_ == Path::kExplicit) return run_explicit(step, buffers, ctx, operands, product);
+    TO_RETURN_IF_ERROR(pack_operands(buffers, ctx, operands));
+    if (path_ == Path::kGraph) {
+      operands.y = buffers.outputs[0].data;
+      return p.graph->execute(p.engine, operands, buffers, p.pack, ctx.cudnn, ctx.stream);
+    }
+    return run_fused(buffers, ctx, operands, product);
   }
 
  private:
-  bool direct() const { return !fused_ && engine_ == kDirectEngine; }
+  bool direct() const { return path_ == Path::kExplicit && engine_ == kDirectEngine; }
   const void* input(const StepBuffers& buffers, size_t i) const { return buffers.inputs[i].data; }
 
-  // Packs x and w channels-last, convolves them into the accumulator, then the epilogue kernel.
-  Status run_fused(const StepInstance&, const StepBuffers& buffers, const RunContext& ctx, CudnnConvOperands& operands,
-                   char* accumulator) {
+  // Points operands.x and .w at the step's x_q and w_q, or at channels-last copies in the
+  // workspace where the plan packs them.
+  Status pack_operands(const StepBuffers& buffers, const RunContext& ctx, CudnnConvOperands& operands) const {
     const Prepared& p = *active_;
     const QuantizedConvPlan& plan = p.plan;
     const ConvProblem& q = plan.packed;
@@ -185,6 +199,15 @@ class QuantizedConvTactic final : public CudaTactic {
     else operands.x = input(buffers, plan.x_data);
     if (plan.pack_w) TO_RETURN_IF_ERROR(pack(plan.w_data, d.w_shape, d.w_strides(), q.k, q.c / q.groups, operands.w));
     else operands.w = input(buffers, plan.w_data);
+    return Status::ok();
+  }
+
+  // Convolves the packed operands into the accumulator, then the epilogue kernel.
+  Status run_fused(const StepBuffers& buffers, const RunContext& ctx, CudnnConvOperands& operands, char* accumulator) {
+    const Prepared& p = *active_;
+    const QuantizedConvPlan& plan = p.plan;
+    const ConvProblem& q = plan.packed;
+    const ConvProblem& d = plan.problem;
     operands.y = accumulator;
     TO_RETURN_IF_ERROR(p.graph->execute(p.engine, operands, buffers, active_->pack, ctx.cudnn, ctx.stream));
 
@@ -244,7 +267,7 @@ class QuantizedConvTactic final : public CudaTactic {
                        "quantize kernel (Q/DQ-fused convolution)");
   }
 
-  bool fused_;
+  Path path_;
   int index_;
   std::string engine_;
   std::unique_ptr<Prepared> active_;
@@ -269,23 +292,25 @@ class QuantizedConvFamily final : public TacticFamily {
     return Status::ok();
   }
 
-  // The explicit path's engines (half of `limit`; the direct kernel where cuDNN has none), then
-  // the fused path's (the rest, at least one); a path that offers none leaves its room to the
-  // other.
+  // The explicit path's engines (a third of `limit`; the direct kernel where cuDNN has none),
+  // the graph path's (a third), then the fused path's (the rest, at least one); a path that
+  // offers none leaves its room to the next. At `limit` 1 the fused path's first engine alone.
   Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
                                                               int limit) const override {
     limit = std::max(limit, 1);
     std::vector<std::unique_ptr<CudaTactic>> out;
-    Status explicit_failure = offer(step, ctx, /*fused=*/false, limit / 2, out);
+    Status explicit_failure = offer(step, ctx, Path::kExplicit, limit / 3, out);
     const size_t explicit_count = out.size();
-    const Status fused_failure = offer(step, ctx, /*fused=*/true, limit - static_cast<int>(explicit_count), out);
+    // The graph path is an extra: where cuDNN has no engine for it, the others run.
+    (void)offer(step, ctx, Path::kGraph, limit / 3, out);
+    const Status fused_failure = offer(step, ctx, Path::kFused, limit - static_cast<int>(out.size()), out);
     if (!fused_failure.is_ok()) {
       // Listed so that the timer logs why (its initialize fails again with the reason).
-      out.push_back(std::make_unique<QuantizedConvTactic>(true, 0, ""));
-      if (explicit_count == 0) explicit_failure = offer(step, ctx, /*fused=*/false, std::max(limit - 1, 1), out);
+      out.push_back(std::make_unique<QuantizedConvTactic>(Path::kFused, 0, ""));
+      if (explicit_count == 0) explicit_failure = offer(step, ctx, Path::kExplicit, std::max(limit - 1, 1), out);
     }
     if (out.size() == 1 && !fused_failure.is_ok())
-      return unsupported("layer '{}': neither path runs: explicit: {}; fused: {}", step.anchor.node.name,
+      return unsupported("layer '{}': no path runs: explicit: {}; fused: {}", step.anchor.node.name,
                          explicit_failure.message(), fused_failure.message());
     return out;
   }
@@ -293,35 +318,38 @@ class QuantizedConvFamily final : public TacticFamily {
   Result<std::unique_ptr<CudaTactic>> replay(const StepInstance& step, const nlohmann::json& choice) const override {
     const auto path = choice.is_object() ? choice.find("path") : choice.end();
     const auto engine = choice.is_object() ? choice.find("engine") : choice.end();
-    if (path == choice.end() || !path->is_string() || (*path != "fused" && *path != "explicit") || engine == choice.end() ||
-        !engine->is_string())
-      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\" or \"explicit\" and \"engine\" (a string)",
-                              step.anchor.node.name, kFamilyName, choice.dump());
-    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedConvTactic>(*path == "fused", 0, engine->get<std::string>()));
+    std::optional<Path> chosen;
+    for (const Path p : {Path::kExplicit, Path::kGraph, Path::kFused})
+      if (path != choice.end() && path->is_string() && *path == path_name(p)) chosen = p;
+    if (!chosen || engine == choice.end() || !engine->is_string())
+      return invalid_argument(
+          "layer '{}': {} choice {} needs \"path\": \"explicit\", \"graph\" or \"fused\" and \"engine\" (a string)",
+          step.anchor.node.name, kFamilyName, choice.dump());
+    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedConvTactic>(*chosen, 0, engine->get<std::string>()));
   }
 
  private:
   // Appends up to `room` candidates of one path, each with its engine built; the reason when the
   // path offers none (the explicit path then offers the direct kernel).
-  static Status offer(const StepInstance& step, const RunContext& ctx, bool fused, int room,
+  static Status offer(const StepInstance& step, const RunContext& ctx, Path path, int room,
                       std::vector<std::unique_ptr<CudaTactic>>& out) {
     if (room <= 0) return Status::ok();
-    const Status offered = offer_engines(step, ctx, fused, room, out);
-    if (offered.is_ok() || fused) return offered;
-    auto direct = std::make_unique<QuantizedConvTactic>(false, 0, kDirectEngine);
-    if (auto base = describe(step, false, ctx, /*direct=*/true); base.is_ok()) {
+    const Status offered = offer_engines(step, ctx, path, room, out);
+    if (offered.is_ok() || path != Path::kExplicit) return offered;
+    auto direct = std::make_unique<QuantizedConvTactic>(Path::kExplicit, 0, kDirectEngine);
+    if (auto base = describe(step, Path::kExplicit, ctx, /*direct=*/true); base.is_ok()) {
       direct->adopt(*std::move(base));
       out.push_back(std::move(direct));
     }
     return offered;
   }
 
-  static Status offer_engines(const StepInstance& step, const RunContext& ctx, bool fused, int room,
+  static Status offer_engines(const StepInstance& step, const RunContext& ctx, Path path, int room,
                               std::vector<std::unique_ptr<CudaTactic>>& out) {
-    TO_ASSIGN_OR_RETURN(Prepared base, describe(step, fused, ctx));
+    TO_ASSIGN_OR_RETURN(Prepared base, describe(step, path, ctx));
     TO_ASSIGN_OR_RETURN(std::vector<CudnnConvPlan> engines, base.graph->plans(room, engine_room(base, ctx)));
     for (size_t i = 0; i < engines.size(); ++i) {
-      auto tactic = std::make_unique<QuantizedConvTactic>(fused, static_cast<int>(i), engines[i].engine);
+      auto tactic = std::make_unique<QuantizedConvTactic>(path, static_cast<int>(i), engines[i].engine);
       Prepared p = base;
       p.engine = engines[i];
       p.pack = p.graph->variant_pack();

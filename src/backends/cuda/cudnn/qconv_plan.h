@@ -13,10 +13,17 @@
 //   fp8 e4m3 (compute FLOAT) -- packed NHWC in the workspace, and one epilogue kernel
 //   (qconv_kernels.h) applies sx * sw[k], the bias, the pointwise epilogue and the trailing
 //   quantize, each rounded as the reference rounds it.
+// - graph: the whole step in cuDNN's graph -- the quantized convolution, then x scale, weight
+//   scale, bias, the epilogue and the division by the trailing quantize's scale as pointwise
+//   operations on fp32 virtual tensors, written to the step's output in its type and layout
+//   (cudnn_conv_graph.h). No accumulator in memory and no kernel of ours; intermediate values are
+//   not rounded to the product type as the reference rounds them (the fp32 chain rounds once, as
+//   the unquantized convolution's fused epilogue does). Offered where cuDNN has an engine for the
+//   graph and K needs no padding.
 // - explicit: the same step as its layers would run unfused -- dequantize kernels into the
 //   workspace, the plain cuDNN convolution in the dequantized type, the convolution epilogue
-//   kernel, a quantize kernel -- so the tactic timer measures fused against explicit, and a
-//   fused graph cuDNN cannot run at build time simply loses.
+//   kernel, a quantize kernel -- so the tactic timer measures the others against it, and a
+//   graph cuDNN cannot run at build time simply loses.
 //
 // What cuDNN 9 offers here (its frontend's int8_fprop / fp8_fprop samples, which the fused graph
 // follows): int8 x and w channels-last, INT32 compute and an int32 result, on Ampere (8.0) and
