@@ -5,9 +5,13 @@
 // GPU these skip; qconv_lowering_test.cpp has what runs anywhere.
 #include <iostream>
 
+#include "backends/cuda/cudnn/cudnn_conv_graph.h"
+#include "backends/cuda/plan_layouts.h"
 #include "backends/cuda/planner.h"
 #include "gpu/gpu_testing.h"
 #include "gpu/qconv_testing.h"
+#include "host/models/state_dicts.h"
+#include "resnet50/resnet50.h"
 
 namespace tensoracle::testing {
 namespace {
@@ -107,6 +111,55 @@ TEST(QuantizedConvChainOnGpu, TwoFusedConvolutionsInARowMatchTheCpuReference) {
     ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
     EXPECT_LE(cmp->rel_l2_error, 1e-2) << data_type_name(format) << ": max abs error " << cmp->max_abs_error;
   }
+}
+
+// The graph path (qconv_plan.h) on the examples' int8 ResNet-50 steps, laid out channels-last
+// as the planner stores them (width 16 keeps the seeded weights small): the accumulator graph
+// the fused path runs builds for every step, and cuDNN's answer for the whole-step graph is
+// printed per step kind, so the build's choice between the paths can be read against it.
+TEST(QuantizedConvGraphPathOnGpu, CudnnAnswersForEveryResNet50Step) {
+  TO_SKIP_WITHOUT_GPU();
+  auto device = cu::current_device();
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  resnet50::Config cfg;
+  cfg.width = 16;
+  cfg.quantization = kI8;
+  TempDir dir;
+  const Weights weights = write_weights(dir, random_state_dict(resnet_state_dict(cfg), 3), "weights.safetensors");
+  Network defined;
+  ASSERT_TRUE(resnet50::define(defined, Weights::with_unit_placeholders(weights), {8, 3, 64, 64}, kF16, cfg).is_ok())
+      << defined.status().to_string();
+  std::vector<std::string> log;
+  auto net = passes::optimize_for_inference(defined, &log);
+  ASSERT_TRUE(net.is_ok()) << net.status().to_string();
+  const auto desc = backends::infer_tensor_descs(*net, {{resnet50::kInput, Dims({8, 3, 64, 64})}}).value();
+  std::vector<cu::PlannedStep> steps = cu::lower_to_steps(*net, desc, *device, &log);
+  cu::assign_layouts(*net, steps, desc, *device, log);
+  auto handles = cu::LibraryHandles::create();
+  ASSERT_TRUE(handles.is_ok()) << handles.status().to_string();
+  const cu::RunContext ctx = (*handles)->context(nullptr, &*device);
+  std::map<std::string, int> answers;
+  int steps_seen = 0;
+  for (const cu::PlannedStep& planned : steps) {
+    if (net->node(planned.anchor).kind != OpKind::kConvolution) continue;
+    auto step = cu::instantiate(*net, planned, desc);
+    ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+    auto plan = cu::plan_quantized_conv(*step, device->compute_capability());
+    ASSERT_TRUE(plan.is_ok()) << net->node(planned.anchor).name << ": " << plan.status().to_string();
+    ++steps_seen;
+    auto accumulator = cu::CudnnConvGraph::build_quantized(*plan, /*whole_step=*/false, ctx.cudnn);
+    ASSERT_TRUE(accumulator.is_ok()) << net->node(planned.anchor).name << ": " << accumulator.status().to_string();
+    EXPECT_TRUE((*accumulator)->plans(1).is_ok()) << net->node(planned.anchor).name;
+    auto whole = cu::CudnnConvGraph::build_quantized(*plan, /*whole_step=*/true, ctx.cudnn);
+    Status offered = whole.status();
+    if (whole.is_ok()) offered = (*whole)->plans(1).status();
+    const std::string kind = fmt::format("{} epilogue op(s), {}, output {}", plan->epilogue.ops.size(),
+                                         plan->requantize ? "requantized" : "not requantized",
+                                         planned.output_layouts[0] == cu::Layout::kNhwc ? "nhwc" : "linear");
+    ++answers[kind + ": " + (offered.is_ok() ? std::string("offered") : offered.message())];
+  }
+  EXPECT_EQ(steps_seen, 53);
+  for (const auto& [answer, count] : answers) std::cout << "[ info ] " << count << " step(s), " << answer << "\n";
 }
 
 std::string case_name(const ::testing::TestParamInfo<C>& info) {

@@ -45,15 +45,20 @@ __device__ __forceinline__ int64_t offset5(const int64_t stride[5], int64_t n, i
 // Warp rows over pixels (n, h, w), lanes over channels k: a warp reads 32 adjacent channels of
 // the NHWC accumulator (coalesced) and each thread finds its pixel's coordinates once for all the
 // channels it visits -- the per-element 64-bit divisions of a flat index cost more than the
-// convolution itself (docs/perf/gpu-log.md, 2026-12-06).
+// convolution itself (docs/perf/gpu-log.md, 2026-12-06). The accumulator, product and output
+// types are template arguments so that every load, rounding and store is one instruction path,
+// not a switch per element; the arithmetic is that of qconv_kernels.h whatever they are.
 constexpr int kEpilogueLanes = 32, kEpilogueRows = 8;
 
+template <DataType kAcc, DataType kT, DataType kOut>
 __global__ void quantized_conv_epilogue_kernel(const void* __restrict__ acc, void* __restrict__ y,
                                                QuantizedConvEpilogueArgs a) {
+  constexpr bool kRequantize = kOut != kT;
   const int64_t K = a.shape[1], H = a.shape[2], W = a.shape[3];
   const int64_t pixels = a.shape[0] * H * W;
-  const double sx = device::load<double>(a.x_scale, 0, a.x_scale_type);
-  const DataType t = a.product_type;
+  const float* __restrict__ w_scale = static_cast<const float*>(a.w_scale);
+  const double sx = static_cast<const float*>(a.x_scale)[0];
+  const float sy = kRequantize ? static_cast<const float*>(a.y_scale)[0] : 1.0f;
   const EpilogueLaunch& e = a.epilogue;
   for (int64_t pixel = static_cast<int64_t>(blockIdx.x) * kEpilogueRows + threadIdx.y; pixel < pixels;
        pixel += static_cast<int64_t>(gridDim.x) * kEpilogueRows) {
@@ -72,23 +77,48 @@ __global__ void quantized_conv_epilogue_kernel(const void* __restrict__ acc, voi
     const int64_t acc_row = pixel * a.acc_channels;  // ((n * H + h) * W + w) * Kp
     const int64_t y_pixel = n * a.y_stride[0] + h * a.y_stride[2] + w * a.y_stride[3];
     for (int64_t k = threadIdx.x; k < K; k += kEpilogueLanes) {
-      const double sw = device::load<double>(a.w_scale, a.w_per_channel ? k : 0, a.w_scale_type);
-      double p = device::load<double>(acc, acc_row + k, a.acc_type) * sx * sw;
-      if (e.bias.data) p += device::load<double>(e.bias.data, k, t);
-      p = device::round_to<double>(p, t);
+      const double sw = w_scale[a.w_per_channel ? k : 0];
+      double p = device::load<double>(acc, acc_row + k, kAcc) * sx * sw;
+      if (e.bias.data) p += device::load<double>(e.bias.data, k, kT);
+      p = device::round_to<double>(p, kT);
       for (int op = 0; op < e.count; ++op) {
         const ConvKernelTensor& operand = e.operand[op];
-        const double v = operand.data ? device::load<double>(operand.data, offset5(operand.stride, n, k, h, w), t) : 0.0;
-        p = device::round_to<double>(apply_op(e.kind[op], p, v), t);
+        const double v = operand.data ? device::load<double>(operand.data, offset5(operand.stride, n, k, h, w), kT) : 0.0;
+        p = device::round_to<double>(apply_op(e.kind[op], p, v), kT);
       }
       const int64_t out = y_pixel + k * a.y_stride[1];
-      if (!a.y_scale) {
-        device::store<double>(y, out, t, p);
-        continue;
-      }
-      device::store_quantized(y, out, a.output_type,
-                              static_cast<float>(p) / device::load<float>(a.y_scale, 0, a.y_scale_type));
+      if constexpr (kRequantize) device::store_quantized(y, out, kOut, static_cast<float>(p) / sy);
+      else device::store<double>(y, out, kT, p);
     }
+  }
+}
+
+template <DataType kAcc, DataType kT, DataType kOut>
+cudaError_t launch_epilogue(const void* acc, void* y, const QuantizedConvEpilogueArgs& args, cudaStream_t stream) {
+  const int64_t pixels = args.shape[0] * args.shape[2] * args.shape[3];
+  quantized_conv_epilogue_kernel<kAcc, kT, kOut>
+      <<<device::grid_for(pixels, kEpilogueRows), dim3(kEpilogueLanes, kEpilogueRows), 0, stream>>>(acc, y, args);
+  return cudaGetLastError();
+}
+
+template <DataType kAcc, DataType kT>
+cudaError_t launch_for_output(const void* acc, void* y, const QuantizedConvEpilogueArgs& args, cudaStream_t stream) {
+  if (!args.y_scale) return launch_epilogue<kAcc, kT, kT>(acc, y, args, stream);
+  if (args.y_scale_type != DataType::kFloat32) return cudaErrorInvalidValue;
+  switch (args.output_type) {
+    case DataType::kInt8: return launch_epilogue<kAcc, kT, DataType::kInt8>(acc, y, args, stream);
+    case DataType::kFloat8E4M3: return launch_epilogue<kAcc, kT, DataType::kFloat8E4M3>(acc, y, args, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+template <DataType kAcc>
+cudaError_t launch_for_product(const void* acc, void* y, const QuantizedConvEpilogueArgs& args, cudaStream_t stream) {
+  switch (args.product_type) {
+    case DataType::kFloat32: return launch_for_output<kAcc, DataType::kFloat32>(acc, y, args, stream);
+    case DataType::kFloat16: return launch_for_output<kAcc, DataType::kFloat16>(acc, y, args, stream);
+    case DataType::kBFloat16: return launch_for_output<kAcc, DataType::kBFloat16>(acc, y, args, stream);
+    default: return cudaErrorInvalidValue;
   }
 }
 
@@ -107,11 +137,14 @@ cudaError_t launch_quantized_conv_epilogue(const void* acc, void* y, const Quant
                                            cudaStream_t stream) {
   const int64_t count = args.shape[0] * args.shape[1] * args.shape[2] * args.shape[3];
   if (count == 0) return cudaSuccess;
-  if (args.acc_channels < args.shape[1] || !args.x_scale || !args.w_scale) return cudaErrorInvalidValue;
-  const int64_t pixels = args.shape[0] * args.shape[2] * args.shape[3];
-  quantized_conv_epilogue_kernel<<<device::grid_for(pixels, kEpilogueRows), dim3(kEpilogueLanes, kEpilogueRows), 0,
-                                   stream>>>(acc, y, args);
-  return cudaGetLastError();
+  if (args.acc_channels < args.shape[1] || !args.x_scale || !args.w_scale || args.x_scale_type != DataType::kFloat32 ||
+      args.w_scale_type != DataType::kFloat32)
+    return cudaErrorInvalidValue;
+  switch (args.acc_type) {
+    case DataType::kInt32: return launch_for_product<DataType::kInt32>(acc, y, args, stream);
+    case DataType::kFloat32: return launch_for_product<DataType::kFloat32>(acc, y, args, stream);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace tensoracle::backends::cuda

@@ -11,6 +11,8 @@
 //   p = round_T(op(p [, operand]))                  for each fused pointwise layer, in order
 //   y = Q(p): int8 rint(p / sy) saturated, NaN -> 0; fp8 e4m3 round to nearest even, saturated
 //       (fp32 division, as quantize_kernel.h)         optional; else y = p
+// Scales are fp32 (the only ones qconv_plan.h fuses) and T is fp32, fp16 or bf16; anything else
+// is cudaErrorInvalidValue.
 // The only difference from the reference is in the first line: the reference sums the products
 // of the separately rounded dequantized values where this scales the exact integer sum (fp8:
 // the fp32 sum) once (docs/quantization.md, "How close a fused kernel can be").
