@@ -9,7 +9,8 @@ Medians in ms; ratio = fp16 median / candidate median in the same mode (above 1:
 
 The quantized graphs read activation scales from `tensoracle calibrate` (method max) on the
 fixture's inputs; the scales' values do not change which kernels run. Every engine's build log
-lines about Q/DQ layers that stayed explicit (docs/quantization.md) are kept with its row, and at
+lines about Q/DQ layers that stayed explicit (docs/quantization.md) and about tactic candidates
+the timer skipped (with the reason) are kept with its row, and at
 --profile-batch every engine's steps are also timed alone (bench --profile-layers), so a missed
 target shows which layers stayed slow. torch.compile runs in scripts/torch-baseline.py, in the same
 device call (scripts/gpu-check --only quantized-speed).
@@ -104,6 +105,10 @@ def markdown(report):
             if row.get("explicit"):
                 lines += [f"{row['graph']} batch {row['batch']}, build log:", ""] + \
                          [f"    {line}" for line in row["explicit"][:40]] + [""]
+            if row.get("skipped"):
+                lines += [f"{row['graph']} batch {row['batch']}, tactic candidates skipped "
+                          f"({len(row['skipped'])}; the first 40):", ""] + \
+                         [f"    {line}" for line in row["skipped"][:40]] + [""]
             if row.get("layers"):
                 top = sorted(row["layers"], key=lambda l: -l["median_ms"])[:12]
                 total = sum(l["median_ms"] for l in row["layers"])
@@ -165,7 +170,12 @@ def time_batch(model, batch, report, write_now):
                       "--backend", args.backend] + input_specs(model.inputs, batch)
             built = json.loads(run.call(f"build-{tag}", ["build"] + source + ["--json"]))
             row["build_s"] = built["build_seconds"]
-            row["explicit"] = [l for l in built["build_log"] if "explicit" in l or "not fused" in l]
+            # The network passes' log, and the backend's from the engine (inspect): fusion decisions
+            # and every tactic candidate skipped, with cuDNN's or the timer's reason.
+            plan_log = json.loads(run.call(f"inspect-{tag}", ["inspect", built["engine_path"], "--json"]))["build_log"]
+            log = built["build_log"] + plan_log
+            row["explicit"] = [l for l in log if "explicit" in l or "not fused" in l]
+            row["skipped"] = [l for l in plan_log if "skipped tactic" in l]
             bench = ["bench", "--engine", built["engine_path"], "--inputs", str(model.inputs_file), "--batch",
                      str(batch), "--iterations", str(args.iterations), "--json"]
             if batch == args.profile_batch:

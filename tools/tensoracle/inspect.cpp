@@ -2,7 +2,8 @@
 //
 // Describes an engine file without running it (so engines built elsewhere can be inspected):
 // what it was built for, its I/O table, its layers after fusion with their tactics and
-// precisions (and for plugin layers the type/format of each input and output), and its memory. Exit status: 0, or 2 when the file is not a valid engine.
+// precisions (and for plugin layers the type/format of each input and output), its memory, and
+// (--build-log, or "build_log" in --json) the backend's build log. Exit status: 0, or 2 when the file is not a valid engine.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -23,7 +24,18 @@ using nlohmann::json;
 struct InspectArgs {
   std::string path;
   bool json = false;
+  bool build_log = false;
 };
+
+// The backend's build log kept in the plan (the cuda planner's: fusion decisions, every tactic
+// candidate skipped and why); the string entries only, as the engine may be hostile.
+std::vector<std::string> plan_build_log(const nlohmann::json& plan) {
+  std::vector<std::string> lines;
+  if (!plan.is_object() || !plan.contains("build_log") || !plan["build_log"].is_array()) return lines;
+  for (const auto& line : plan["build_log"])
+    if (line.is_string()) lines.push_back(line.get<std::string>());
+  return lines;
+}
 
 json range_json(const ShapeRange& r) { return json{{"min", r.min.values()}, {"opt", r.opt.values()}, {"max", r.max.values()}}; }
 
@@ -113,6 +125,7 @@ void run_inspect(const InspectArgs& args) {
              {"layers", layers},
              {"memory", memory},
              {"plan_bytes", file.plan().size},
+             {"build_log", plan_build_log(plan)},
              {"blobs", file.blobs().size()}};
     if (manifest.is_object()) out["manifest"] = manifest;
     print_result(out.dump(2) + "\n");
@@ -141,6 +154,13 @@ void run_inspect(const InspectArgs& args) {
   }
   text += "\nmemory:\n";
   for (const auto& [key, value] : memory.items()) text += fmt::format("  {:<26} {}\n", key, value.dump());
+  const std::vector<std::string> log = plan_build_log(plan);
+  if (args.build_log) {
+    text += fmt::format("\nbuild log ({} lines):\n", log.size());
+    for (const std::string& line : log) text += "  " + line + "\n";
+  } else if (!log.empty()) {
+    text += fmt::format("\nbuild log: {} lines (--build-log shows them)\n", log.size());
+  }
   print_result(text);
   throw CommandExit{kExitOk};
 }
@@ -150,7 +170,10 @@ void add_inspect_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Describe an engine file: I/O table, layers after fusion with tactics and precision, memory, key, environment.");
   cmd->add_option("ENGINE", args->path, "Engine file")->required();
-  cmd->add_flag("--json", args->json, "Machine-readable output");
+  cmd->add_flag("--json", args->json, "Machine-readable output (the backend's build log included, as \"build_log\")");
+  cmd->add_flag("--build-log", args->build_log,
+                "Also print the backend's build log: which layers were fused or kept apart, and every tactic candidate "
+                "skipped and why");
   cmd->callback([args] { run_inspect(*args); });
 }
 

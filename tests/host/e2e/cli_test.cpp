@@ -9,6 +9,7 @@
 
 #include "backends/registry.h"
 #include "host/e2e/cli_testing.h"
+#include "host/engine/engine_surgery.h"
 #include "tensoracle/compare.h"
 
 namespace tensoracle {
@@ -188,6 +189,29 @@ TEST_F(EngineCli, InspectShowsIoLayersTacticsPrecisionAndMemory) {
   CliRun text = cli("inspect " + built["engine_path"].get<std::string>());
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.output.find("cpu.reference"), std::string::npos) << text.output;
+}
+
+// The backend's build log rides in the plan (the cuda planner's: fusion decisions, skipped
+// tactic candidates); inspect shows its string entries and nothing else an engine may put there.
+TEST_F(EngineCli, InspectShowsTheBackendsBuildLog) {
+  json built = build_json(kTinynet);
+  std::ifstream in(built["engine_path"].get<std::string>(), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string edited = testing::edit_section_json(bytes, engine_layout::SectionKind::kPlan, [](json& plan) {
+    plan["build_log"] = json::array({"conv1: Q/DQ kept explicit: why", 7, "conv2: skipped tactic t#graph0: reason"});
+  });
+  const std::string path = work_ / "logged.engine";
+  std::ofstream(path, std::ios::binary).write(edited.data(), static_cast<std::streamsize>(edited.size()));
+  CliRun run = cli("inspect " + path + " --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(json::parse(run.output)["build_log"],
+            json::array({"conv1: Q/DQ kept explicit: why", "conv2: skipped tactic t#graph0: reason"}));
+  CliRun summary = cli("inspect " + path);
+  EXPECT_NE(summary.output.find("build log: 2 lines (--build-log shows them)"), std::string::npos) << summary.output;
+  EXPECT_EQ(summary.output.find("reason"), std::string::npos) << summary.output;
+  CliRun full = cli("inspect " + path + " --build-log");
+  EXPECT_EQ(full.exit_code, 0) << full.output;
+  EXPECT_NE(full.output.find("  conv2: skipped tactic t#graph0: reason\n"), std::string::npos) << full.output;
 }
 
 TEST_F(EngineCli, AMissingPackageOrGraphIsAUsageError) {
