@@ -174,7 +174,7 @@ def time_batch(model, batch, report, write_now):
             # and every tactic candidate skipped, with cuDNN's or the timer's reason.
             plan_log = json.loads(run.call(f"inspect-{tag}", ["inspect", built["engine_path"], "--json"]))["build_log"]
             log = built["build_log"] + plan_log
-            row["explicit"] = [l for l in log if "explicit" in l or "not fused" in l]
+            row["explicit"] = [l for l in log if "kept explicit" in l or "not fused" in l]
             row["skipped"] = [l for l in plan_log if "skipped tactic" in l]
             bench = ["bench", "--engine", built["engine_path"], "--inputs", str(model.inputs_file), "--batch",
                      str(batch), "--iterations", str(args.iterations), "--json"]
