@@ -8,7 +8,10 @@ bench` in both of its modes:
 Medians in ms; ratio = fp16 median / candidate median in the same mode (above 1: faster than fp16).
 
 The quantized graphs read activation scales from `tensoracle calibrate` (method max) on the
-fixture's inputs; the scales' values do not change which kernels run. Every engine's build log
+fixture's inputs; the scales' values do not change which kernels run, their shapes do: weights
+are calibrated per output channel, or per tensor for a graph written with the suffix `:tensor`
+(`--graphs fp16,fp8_fp16,fp8_fp16:tensor`; the same graph, `calibrate --per-tensor-weights`), the
+form cuBLASLt's fp8 GEMM fuses whole (docs/quantization.md). Every engine's build log
 lines about Q/DQ layers that stayed explicit (docs/quantization.md) and about tactic candidates
 the timer skipped (with the reason) are kept with its row, and at
 --profile-batch every engine's steps are also timed alone (bench --profile-layers), so a missed
@@ -48,7 +51,7 @@ def parse_args():
     p.add_argument("--out", required=True, type=pathlib.Path)
     p.add_argument("--models", default="resnet50,bert_encoder")
     p.add_argument("--graphs", default="fp16,int8_fp16,fp8_fp16,int8,fp8",
-                   help="graph suffixes, fp16 first (the baseline)")
+                   help="graph suffixes, fp16 first (the baseline); SUFFIX:tensor calibrates its weights per tensor")
     p.add_argument("--batches", default="32,1")
     p.add_argument("--profile-batch", type=int, default=32)
     p.add_argument("--iterations", type=int, default=200)
@@ -143,17 +146,23 @@ class Model:
         self.scales = {}
 
     def weights_for(self, suffix):
-        precision = suffix.split("_")[0]
+        """The weights file for graph `suffix` (SUFFIX:tensor: weight scales per tensor)."""
+        graph, _, variant = suffix.partition(":")
+        precision = graph.split("_")[0]
+        if variant not in ("", "tensor"):
+            raise ValueError(f"graph suffix '{suffix}': the only variant is ':tensor' (weight scales per tensor)")
         if precision not in ("int8", "fp8"):
             return self.weights
-        if precision not in self.scales:
-            out = self.run.work / f"{self.name}-scales-{precision}.safetensors"
-            self.run.call(f"{self.name}-calibrate-{precision}",
+        key = f"{precision}-{variant}" if variant else precision
+        if key not in self.scales:
+            out = self.run.work / f"{self.name}-scales-{key}.safetensors"
+            per_tensor = ["--per-tensor-weights"] if variant == "tensor" else []
+            self.run.call(f"{self.name}-calibrate-{key}",
                           ["calibrate", "--package", self.package, "--graph", f"{self.name}_{precision}", "--weights",
                            str(self.weights), "--backend", self.run.args.backend, "--method", "max", "--output",
-                           str(out), "--inputs", str(self.inputs_file)])
-            self.scales[precision] = with_scales(self.run.work, self.weights, out, f"{self.name}-{precision}")
-        return self.scales[precision]
+                           str(out), "--inputs", str(self.inputs_file)] + per_tensor)
+            self.scales[key] = with_scales(self.run.work, self.weights, out, f"{self.name}-{key}")
+        return self.scales[key]
 
 
 def time_batch(model, batch, report, write_now):
@@ -163,10 +172,10 @@ def time_batch(model, batch, report, write_now):
     baseline = None
     for suffix in args.graphs.split(","):
         graph = f"{model.name}_{suffix}"
-        tag = f"{graph}-b{batch}"
+        tag = f"{graph.replace(':', '-')}-b{batch}"
         row = {"graph": graph, "batch": batch}
         try:
-            source = ["--package", model.package, "--graph", graph, "--weights", str(model.weights_for(suffix)),
+            source = ["--package", model.package, "--graph", graph.partition(":")[0], "--weights", str(model.weights_for(suffix)),
                       "--backend", args.backend] + input_specs(model.inputs, batch)
             built = json.loads(run.call(f"build-{tag}", ["build"] + source + ["--json"]))
             row["build_s"] = built["build_seconds"]
