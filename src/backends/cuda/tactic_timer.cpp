@@ -100,23 +100,27 @@ Status TacticTimer::prepare_step(const StepInstance& step) {
   buffers_ = step_buffers_in(step, io_.data(), &used);
   reference_.clear();
   reference_tactic_.clear();
-  // Seeded values in [-1, 1] for floating inputs (so a wrong candidate shows in its output);
-  // zeros for integer inputs (valid indices everywhere).
+  // Seeded values in [-1, 1] for floating inputs and in [-7, 7] for int8 ones (quantized data,
+  // kept small so that sums over a convolution's window stay finite in fp16), so that a wrong
+  // candidate shows in its output; zeros for the other integer inputs (valid indices everywhere).
   uint32_t seed = 0x9E3779B9u;
+  const auto next = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return seed;
+  };
   std::vector<float> values;
   std::vector<unsigned char> bytes;
   for (const auto* list : {&buffers_.inputs, &buffers_.extra_inputs})
     for (const DeviceTensor& t : *list) {
       if (!t.data || t.byte_size() == 0) continue;
-      if (!is_floating_point(t.dtype)) {
+      if (!is_floating_point(t.dtype) && t.dtype != DataType::kInt8) {
         TO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(t.data, 0, t.byte_size(), stream_));
         continue;
       }
       values.resize(static_cast<size_t>(t.element_count()));
-      for (float& v : values) {
-        seed = seed * 1664525u + 1013904223u;
-        v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 23) - 1.0f;
-      }
+      for (float& v : values)
+        v = t.dtype == DataType::kInt8 ? static_cast<float>(static_cast<int>((next() >> 8) % 15u) - 7)
+                                       : static_cast<float>(next() >> 8) / static_cast<float>(1u << 23) - 1.0f;
       bytes.resize(t.byte_size());
       convert_elements(DataType::kFloat32, values.data(), t.dtype, bytes.data(), values.size());
       TO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(t.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream_));
