@@ -7,18 +7,24 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// One thread per packed byte, in the packed (storage) order. `Index` is uint32_t where the size
+// allows: the 64-bit divisions that split a flat index cost more than the copy itself.
+template <typename Index>
 __global__ void pack_channels_last_kernel(const uint8_t* __restrict__ src, uint8_t* __restrict__ dst,
                                           PackChannelsLastArgs a, int64_t total) {
+  const Index C = static_cast<Index>(a.padded_c), B2 = static_cast<Index>(a.shape[3]), B1 = static_cast<Index>(a.shape[2]);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t c = i % a.padded_c;
-    int64_t pixel = i / a.padded_c;
-    const int64_t b2 = pixel % a.shape[3];
-    pixel /= a.shape[3];
-    const int64_t b1 = pixel % a.shape[2];
-    const int64_t n = pixel / a.shape[2];
+    Index rest = static_cast<Index>(i);
+    const Index c = rest % C;
+    rest /= C;
+    const Index b2 = rest % B2;
+    rest /= B2;
+    const Index b1 = rest % B1;
+    const int64_t n = static_cast<int64_t>(rest / B1);
     dst[i] = n < a.shape[0] && c < a.shape[1]
-                 ? src[n * a.stride[0] + c * a.stride[1] + b1 * a.stride[2] + b2 * a.stride[3]]
+                 ? src[n * a.stride[0] + static_cast<int64_t>(c) * a.stride[1] + static_cast<int64_t>(b1) * a.stride[2] +
+                       static_cast<int64_t>(b2) * a.stride[3]]
                  : uint8_t{0};
   }
 }
@@ -128,8 +134,12 @@ cudaError_t launch_pack_channels_last(const PackChannelsLastArgs& args, cudaStre
   if (args.padded_a < args.shape[0] || args.padded_c < args.shape[1]) return cudaErrorInvalidValue;
   const int64_t total = args.padded_a * args.shape[2] * args.shape[3] * args.padded_c;
   if (total == 0) return cudaSuccess;
-  pack_channels_last_kernel<<<device::grid_for(total, kThreads), kThreads, 0, stream>>>(
-      static_cast<const uint8_t*>(args.data), static_cast<uint8_t*>(args.packed), args, total);
+  const auto* src = static_cast<const uint8_t*>(args.data);
+  auto* dst = static_cast<uint8_t*>(args.packed);
+  if (total <= static_cast<int64_t>(UINT32_MAX))
+    pack_channels_last_kernel<uint32_t><<<device::grid_for(total, kThreads), kThreads, 0, stream>>>(src, dst, args, total);
+  else
+    pack_channels_last_kernel<uint64_t><<<device::grid_for(total, kThreads), kThreads, 0, stream>>>(src, dst, args, total);
   return cudaGetLastError();
 }
 
