@@ -2,6 +2,8 @@
 // tensor).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "host/cli_run.h"
@@ -33,6 +35,33 @@ TEST(CalibrateCli, WritesTheScalesOfTheNamedTensors) {
   const auto w = weights->info("conv1.weight_scale");
   ASSERT_TRUE(w.is_ok());
   EXPECT_EQ(w->shape, Dims{4});  // per output channel of the [4, 3, 3, 3] weight
+}
+
+// One scale for the whole weight: the largest of its per-channel scales (both are max / 127).
+TEST(CalibrateCli, PerTensorWeightsGiveOneScaleTheLargestOfThePerChannelOnes) {
+  TempDir dir;
+  const auto calibrate = [&](const std::string& out, const std::string& flags) {
+    return run_cli("calibrate --onnx " + kDir + "model.onnx --tensor w1=conv1.weight_scale --inputs " + kBatches +
+                   " --method max --output " + out + " --quiet " + flags);
+  };
+  const std::string per_channel = dir.file("per_channel.safetensors"), per_tensor = dir.file("per_tensor.safetensors");
+  const auto channels_run = calibrate(per_channel, "");
+  ASSERT_EQ(channels_run.exit_code, 0) << channels_run.output;
+  const auto tensor_run = calibrate(per_tensor, "--per-tensor-weights");
+  ASSERT_EQ(tensor_run.exit_code, 0) << tensor_run.output;
+  const auto channels = Weights::open(per_channel);
+  const auto tensor = Weights::open(per_tensor);
+  ASSERT_TRUE(channels.is_ok() && tensor.is_ok());
+  const auto c = channels->view("conv1.weight_scale");
+  const auto t = tensor->view("conv1.weight_scale");
+  ASSERT_TRUE(c.is_ok() && t.is_ok());
+  ASSERT_EQ(c->element_count(), 4);
+  ASSERT_EQ(t->element_count(), 1);
+  ASSERT_EQ(c->dtype, DataType::kFloat32);
+  ASSERT_EQ(t->dtype, DataType::kFloat32);
+  const auto* cs = static_cast<const float*>(c->data);
+  EXPECT_EQ(*static_cast<const float*>(t->data), *std::max_element(cs, cs + 4));
+  EXPECT_LT(*std::min_element(cs, cs + 4), *std::max_element(cs, cs + 4));  // the channels do differ
 }
 
 TEST(CalibrateCli, NamesAnUnknownTensor) {
