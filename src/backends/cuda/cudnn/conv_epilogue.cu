@@ -24,13 +24,7 @@ __global__ void conv_epilogue_kernel(T* y, Shape5 shape, Shape5 y_stride, Epilog
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t idx[5];
-    Index rest = static_cast<Index>(i);
-#pragma unroll
-    for (int d = 4; d >= 0; --d) {
-      const Index extent = static_cast<Index>(shape.d[d]);
-      idx[d] = static_cast<int64_t>(rest % extent);
-      rest /= extent;
-    }
+    conv_device::unravel<Index>(i, shape.d, idx);
     T& out = y[conv_device::offset(y_stride.d, idx)];
     out = conv_device::from_float<T>(conv_device::apply_epilogue<T>(conv_device::to_float(out), e, idx));
   }
