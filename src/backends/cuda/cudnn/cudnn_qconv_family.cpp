@@ -150,8 +150,11 @@ class QuantizedConvTactic final : public CudaTactic {
     const QuantizedConvPlan& plan = p.plan;
     TO_RETURN_IF_ERROR(check_buffer_layouts(step, plan.problem, plan.epilogue, buffers));
     char* workspace = static_cast<char*>(buffers.workspace);
-    if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kAlignment != 0 ||
-        buffers.workspace_bytes < p.workspace_size() ||
+    // A step that needs no workspace (the graph path on unpacked operands, say) may get none.
+    const bool workspace_ok = p.workspace_size() == 0 || (workspace != nullptr &&
+                                                           reinterpret_cast<uintptr_t>(workspace) % kAlignment == 0 &&
+                                                           buffers.workspace_bytes >= p.workspace_size());
+    if (!workspace_ok ||
         std::max({plan.x_data, plan.x_scale, plan.w_data, plan.w_scale, plan.y_scale}) >= buffers.inputs.size())
       return make_error(StatusCode::kFailedPrecondition,
                         "layer '{}': {} needs {} bytes of workspace aligned to {} bytes and every step input, {} bytes "
