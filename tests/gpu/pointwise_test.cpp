@@ -25,6 +25,7 @@
 #include "gpu/seeded_arrays.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/pointwise_launch.h"
+#include "backends/cuda/kernels/quantize_kernel.h"
 #include "backends/cuda/kernels/reformat.h"
 #include "tensoracle/compare.h"
 #include "tensoracle/float_formats.h"
@@ -775,6 +776,60 @@ TEST_F(Kernels, QuantizeIsBitExactPerTensorAndPerChannel) {
         if (!per_channel) scale.data_as<float>()[0] = out == DataType::kInt8 ? 1.0f : 0.01f;  // ties; saturation
         check_every_candidate("kernel.quantize", std::move(n),
                               named("x", quantize_input(in, shape, 28), "s", std::move(scale)), Match::kBitExact);
+      }
+    }
+  }
+}
+
+// The per-tensor quantize reads 8 elements a thread where x and y are aligned, one a thread where
+// they are not, and the last count % 8 one a thread: every length and both alignments give the
+// CPU reference's bytes. x and y sit `offset` elements into their buffers.
+TEST_F(Kernels, PerTensorQuantizeIsBitExactAtAnyLengthAndAlignment) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
+    for (DataType in : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+      for (int64_t count : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{13}, int64_t{4101}, int64_t{(1 << 20) + 3}}) {
+        for (int64_t offset : {0, 1}) {
+          SCOPED_TRACE(std::string(data_type_name(in)) + " -> " + std::string(data_type_name(out)) + ", " +
+                       std::to_string(count) + " elements at offset " + std::to_string(offset));
+          Network n;
+          Tensor x = n.add_input("x", in, {count});
+          Tensor s = n.add_input("s", DataType::kFloat32, {1});
+          n.mark_output(n.quantize(x, s, QuantizeAttributes().set_output_type(out)), "y");
+          HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
+          scale.data_as<float>()[0] = out == DataType::kInt8 ? 0.02f : 0.004f;  // some saturate
+          const NamedArrays inputs = named("x", quantize_input(in, {count}, 40), "s", std::move(scale));
+          auto want = (*create_backend("cpu"))->execute(n, views_of(inputs));
+          ASSERT_TRUE(want.is_ok()) << want.status().message();
+
+          const size_t in_width = data_type_size(in);
+          DeviceBuffer x_memory = device_memory((count + offset) * in_width);
+          DeviceBuffer s_memory = device_memory(sizeof(float));
+          DeviceBuffer y_memory = device_memory(count + offset);
+          char* x_device = static_cast<char*>(x_memory.data()) + offset * in_width;
+          char* y_device = static_cast<char*>(y_memory.data()) + offset;
+          CUDA_OK(cudaMemcpy(x_device, inputs.at("x").data(), count * in_width, cudaMemcpyHostToDevice));
+          CUDA_OK(cudaMemcpy(s_memory.data(), inputs.at("s").data(), sizeof(float), cudaMemcpyHostToDevice));
+          QuantizeArgs args;
+          args.count = count;
+          args.in_type = in;
+          args.out_type = out;
+          // Every byte is some int8 value, so run twice over two poisons: an unwritten byte
+          // cannot equal the reference both times.
+          for (int poison : {0x00, 0xFF}) {
+            CUDA_OK(cudaMemset(y_memory.data(), poison, count + offset));
+            CUDA_OK(launch_quantize(x_device, s_memory.data(), y_device, args, stream_));
+            CUDA_OK(cudaStreamSynchronize(stream_));
+            HostArray got = HostArray::zeros(out, {count}).value();
+            CUDA_OK(cudaMemcpy(got.data(), y_device, count, cudaMemcpyDeviceToHost));
+            const auto* got_bytes = static_cast<const uint8_t*>(got.data());
+            const auto* want_bytes = static_cast<const uint8_t*>(want->at("y").data());
+            int64_t wrong = 0, first_wrong = -1;
+            for (int64_t i = 0; i < count; ++i)
+              if (got_bytes[i] != want_bytes[i] && wrong++ == 0) first_wrong = i;
+            EXPECT_EQ(wrong, 0) << "poison " << poison << ": first at element " << first_wrong;
+          }
+        }
       }
     }
   }
