@@ -46,16 +46,20 @@ Result<Network> optimize_for_inference(const Network& network, std::vector<std::
   if (log && count(cast_free, OpKind::kQuantize) != count(quantized, OpKind::kQuantize))
     log->push_back(fmt::format("fold_constant_quantize: {} quantize layer(s) of constants folded",
                                count(cast_free, OpKind::kQuantize) - count(quantized, OpKind::kQuantize)));
-  TO_ASSIGN_OR_RETURN(Network transposed, transpose_dequantized_weights(quantized));
+  TO_ASSIGN_OR_RETURN(Network merged, merge_duplicate_quantize(quantized));
+  if (log && count(quantized, OpKind::kQuantize) != count(merged, OpKind::kQuantize))
+    log->push_back(fmt::format("merge_duplicate_quantize: {} quantize layer(s) of a tensor already quantized so merged",
+                               count(quantized, OpKind::kQuantize) - count(merged, OpKind::kQuantize)));
+  TO_ASSIGN_OR_RETURN(Network transposed, transpose_dequantized_weights(merged));
   const auto transposed_products = [](const Network& n) {
     size_t c = 0;
     for (size_t i = 0; i < n.num_nodes(); ++i)
       if (const auto* mm = n.node(i).attributes<MatMulAttributes>(); mm && mm->transpose_b) ++c;
     return c;
   };
-  if (log && transposed_products(transposed) != transposed_products(quantized))
+  if (log && transposed_products(transposed) != transposed_products(merged))
     log->push_back(fmt::format("transpose_dequantized_weights: {} quantized weight(s) stored transposed",
-                               transposed_products(transposed) - transposed_products(quantized)));
+                               transposed_products(transposed) - transposed_products(merged)));
   return remove_dead_layers(transposed);
 }
 

@@ -25,6 +25,13 @@ Result<Network> fold_constant_casts(const Network& network);
 // their weights so; folded, a weight is stored quantized and no kernel requantizes it per run.
 Result<Network> fold_constant_quantize(const Network& network);
 
+// Quantize layers of one tensor with the same output type, axis and scale values (the same scale
+// tensor, or constants with the same bytes) become the first of them: calibration gives every
+// quantize layer its own scale, and where two read one tensor (a residual block's conv1 and
+// downsample, attention's Q, K and V projections) the values are equal. Exact. A layer whose
+// output is a network output is kept.
+Result<Network> merge_duplicate_quantize(const Network& network);
+
 // A matrix product of two dequantized operands whose `b` is the dequantization of a constant
 // [K, N] matrix read by nothing else, not transposed, reads it transposed instead: the constant
 // becomes [N, K] (a new constant "<name>.transposed"), a per-channel dequantize axis follows its

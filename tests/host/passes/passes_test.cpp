@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "backends/registry.h"
 #include "passes/passes.h"
@@ -188,6 +189,46 @@ void check_quantize_folds(DataType format, bool per_channel) {
 TEST(FoldConstantQuantize, Int8PerChannelWeightsFoldBitExactly) { check_quantize_folds(DataType::kInt8, true); }
 TEST(FoldConstantQuantize, Fp8PerTensorWeightsFoldBitExactly) { check_quantize_folds(DataType::kFloat8E4M3, false); }
 TEST(FoldConstantQuantize, Fp8PerChannelWeightsFoldBitExactly) { check_quantize_folds(DataType::kFloat8E4M3, true); }
+
+// Four quantize layers of one activation, as calibration writes them (each its own scale): two
+// with equal scale values merge; another scale, another output type, and a quantize that is
+// itself a network output stay. Every output is bit-identical.
+TEST(MergeDuplicateQuantize, QuantizeLayersOfOneTensorWithEqualScalesBecomeOne) {
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {4, 6});
+  const auto scale = [&](float v) {
+    HostArray a = HostArray::zeros(DataType::kFloat32, {}).value();
+    a.data_as<float>()[0] = v;
+    return net.add_constant(std::move(a));
+  };
+  const auto q = [&](float s, DataType format) {
+    return net.quantize(x, scale(s), QuantizeAttributes().set_output_type(format));
+  };
+  const auto dq = [&](Tensor quantized, float s) { return net.dequantize(quantized, scale(s)); };
+  net.mark_output(net.add(dq(q(0.01f, DataType::kInt8), 0.01f), x), "a");
+  net.mark_output(net.add(dq(q(0.01f, DataType::kInt8), 0.01f), x), "b");             // = a's: merged
+  net.mark_output(net.add(dq(q(0.02f, DataType::kInt8), 0.02f), x), "c");             // another scale
+  net.mark_output(net.add(dq(q(0.01f, DataType::kFloat8E4M3), 0.01f), x), "d");       // another type
+  net.mark_output(q(0.01f, DataType::kInt8), "e");                                     // an output
+  ASSERT_TRUE(net.status().is_ok()) << net.status().to_string();
+  ASSERT_EQ(count(net, OpKind::kQuantize), 5u);
+
+  std::vector<std::string> log;
+  auto merged = optimize_for_inference(net, &log);
+  ASSERT_TRUE(merged.is_ok()) << merged.status().to_string();
+  EXPECT_EQ(count(*merged, OpKind::kQuantize), 4u) << ::testing::PrintToString(log);
+  EXPECT_NE(std::find(log.begin(), log.end(),
+                      "merge_duplicate_quantize: 1 quantize layer(s) of a tensor already quantized so merged"),
+            log.end())
+      << ::testing::PrintToString(log);
+  HostArray input = seeded(DataType::kFloat32, {4, 6}, 9);
+  NamedArrays before = run_cpu(net, {{"x", input.view()}});
+  NamedArrays after = run_cpu(*merged, {{"x", input.view()}});
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    ASSERT_EQ(after.at(name).byte_size(), before.at(name).byte_size()) << name;
+    EXPECT_EQ(std::memcmp(after.at(name).data(), before.at(name).data(), before.at(name).byte_size()), 0) << name;
+  }
+}
 
 TEST(RemoveDeadLayers, KeepsOnlyWhatReachesAnOutput) {
   Network net;
