@@ -56,6 +56,10 @@ inline std::vector<C> fusable_cases() {
       C::of(kF8, kF16, {2, 32, 8, 8}, 32).per_output_channel().with_bias().then(kRelu),
       C::of(kF8, kBF16, {1, 16, 8, 8}, 16).with_bias().plus_residual().then(kRelu).quantized_to(kF8),
       C::of(kF8, kF32, {1, 3, 17, 17}, 16).window(3, 2, 1).per_output_channel().with_bias().then(kRelu).quantized_to(kI8),
+      // An image stem: 3 channels, 7x7 stride 2, in fp16 / bf16: the explicit path is also
+      // offered channel-padded (cudnn_qconv_family.cpp).
+      C::of(kI8, kF16, {2, 3, 20, 20}, 16).window(7, 2, 3).per_output_channel().with_bias().then(kRelu),
+      C::of(kF8, kBF16, {2, 3, 20, 20}, 16).window(7, 2, 3).with_bias().then(kRelu).quantized_to(kF8),
       // A ResNet-50 shape: layer3's 3x3 convolution at batch 8.
       C::of(kI8, kF16, {8, 256, 14, 14}, 256).per_output_channel().with_bias().then(kRelu).quantized_to(kI8),
       C::of(kF8, kF16, {8, 256, 14, 14}, 256).per_output_channel().with_bias().then(kRelu).quantized_to(kF8),

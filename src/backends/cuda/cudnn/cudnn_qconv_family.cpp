@@ -6,9 +6,14 @@
 // naming the layer, and the explicit form runs. The graph path is listed only where cuDNN offers
 // engines for it. Where cuDNN has no engine for the explicit form's convolution either, that
 // form runs on the direct kernel ("cudnn.qconv#explicit_direct", engine "kernel.conv_direct").
+// Where the dequantized convolution has few input channels (an image stem's 3: cudnn.conv's
+// pad_channels_applicable), the explicit path is also offered with the dequantized x and w
+// copied channel-padded to 8, as cudnn.conv's padded candidates convolve them
+// ("cudnn.qconv#explicit<i>+pad8"): cuDNN's tensor-core engines need the padding.
 // Tactic "cudnn.qconv#<path><i>", choice {"path": "explicit" | "graph" | "fused", "engine":
-// "<cuDNN engine tag>"}; replay rebuilds the path's graph and takes the engine with that tag (the
-// heuristics' first when the tag is not offered at these shapes, as cudnn.conv).
+// "<cuDNN engine tag>"[, "pad_channels": 8]}; replay rebuilds the path's graph and takes the
+// engine with that tag (the heuristics' first when the tag is not offered at these shapes, as
+// cudnn.conv).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,6 +23,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cudnn/conv_families.h"
+#include "backends/cuda/cudnn/conv_pad_channels.h"
 #include "backends/cuda/cudnn/cudnn_conv_graph.h"
 #include "backends/cuda/cudnn/qconv_kernels.h"
 #include "backends/cuda/cudnn/qconv_plan.h"
@@ -46,26 +52,37 @@ constexpr const char* path_name(Path path) {
 
 // The workspace pieces of one path, in order, before the engine's own workspace.
 // fused: the packed x and w (where they are packed), the accumulator; graph: the packed x and w;
-// explicit: the dequantized x and w, and the product before the trailing quantize.
+// explicit: the dequantized x and w, the product before the trailing quantize, and where the
+// channels are padded the padded copies of x and w.
 struct Scratch {
-  size_t x = 0, w = 0, product = 0;
-  size_t total() const { return x + w + product; }
+  size_t x = 0, w = 0, product = 0, x_padded = 0, w_padded = 0;
+  size_t total() const { return x + w + product + x_padded + w_padded; }
 };
 
-Result<Scratch> scratch_of(const QuantizedConvPlan& plan, Path path) {
+Result<Scratch> scratch_of(const QuantizedConvPlan& plan, Path path, int64_t pad_channels) {
   Scratch s;
   if (path != Path::kExplicit) {
     const ConvProblem& q = plan.packed;
     TO_ASSIGN_OR_RETURN(const int64_t x, q.x_shape.byte_size(q.dtype));
     TO_ASSIGN_OR_RETURN(const int64_t w, q.w_shape.byte_size(q.dtype));
     TO_ASSIGN_OR_RETURN(const int64_t acc, q.y_shape.byte_size(plan.accumulator));
-    return Scratch{plan.pack_x ? aligned(x) : 0, plan.pack_w ? aligned(w) : 0, path == Path::kFused ? aligned(acc) : 0};
+    s.x = plan.pack_x ? aligned(x) : 0;
+    s.w = plan.pack_w ? aligned(w) : 0;
+    s.product = path == Path::kFused ? aligned(acc) : 0;
+    return s;
   }
   const ConvProblem& p = plan.problem;
   TO_ASSIGN_OR_RETURN(const int64_t x, p.x_shape.byte_size(p.dtype));
   TO_ASSIGN_OR_RETURN(const int64_t w, p.w_shape.byte_size(p.dtype));
   TO_ASSIGN_OR_RETURN(const int64_t y, p.y_shape.byte_size(p.dtype));
-  return Scratch{aligned(x), aligned(w), plan.requantize ? aligned(y) : 0};
+  s.x = aligned(x), s.w = aligned(w), s.product = plan.requantize ? aligned(y) : 0;
+  if (pad_channels != 0) {
+    const ConvProblem padded = with_padded_channels(p, pad_channels);
+    TO_ASSIGN_OR_RETURN(const int64_t xp, padded.x_shape.byte_size(p.dtype));
+    TO_ASSIGN_OR_RETURN(const int64_t wp, padded.w_shape.byte_size(p.dtype));
+    s.x_padded = aligned(xp), s.w_padded = aligned(wp);
+  }
+  return s;
 }
 
 // A path's graph and engine, ready to run one step's shapes.
@@ -77,24 +94,51 @@ struct Prepared {
   std::shared_ptr<CudnnConvGraph> graph;
   CudnnConvPlan engine;
   std::unordered_map<int64_t, void*> pack;
+  PadChannelsLaunch pad;  // the explicit path's channel padding (pad_channels != 0), pointers still null
 
   size_t workspace_size() const { return scratch.total() + static_cast<size_t>(engine.workspace); }
 };
 
+// The geometry of the explicit path's padding copy: the dequantized x [N, C, H, W] and w
+// [K, C, R, S], laid out as the step's x and w are, into packed channel-padded copies.
+Result<PadChannelsLaunch> padding_of(const ConvProblem& d, int64_t pad_channels) {
+  TO_RETURN_IF_ERROR(pad_channels_applicable(d));
+  if (pad_channels != kPadChannelsTo)
+    return invalid_argument("channels are padded to {}, not {}", kPadChannelsTo, pad_channels);
+  PadChannelsLaunch launch;
+  launch.padded_channels = with_padded_channels(d, pad_channels).c;
+  const auto geometry = [](PadChannelsTensor& t, const std::array<int64_t, 5>& strides, int64_t a, int64_t c, int64_t b1,
+                           int64_t b2) {
+    t.shape[0] = a, t.shape[1] = c, t.shape[2] = b1, t.shape[3] = b2;
+    t.stride[0] = strides[0], t.stride[1] = strides[1], t.stride[2] = strides[3], t.stride[3] = strides[4];
+  };
+  geometry(launch.x, d.x_strides(), d.n, d.c, d.in[1], d.in[2]);
+  geometry(launch.w, d.w_strides(), d.k, d.c, d.kernel[1], d.kernel[2]);
+  return launch;
+}
+
 // The plan, scratch and graph of `path` for `step` (no graph for the direct kernel), no engine
-// chosen yet.
-Result<Prepared> describe(const StepInstance& step, Path path, const RunContext& ctx, bool direct = false) {
+// chosen yet; the explicit path's channels padded to `pad_channels` when that is not 0.
+Result<Prepared> describe(const StepInstance& step, Path path, const RunContext& ctx, bool direct = false,
+                          int64_t pad_channels = 0) {
   Prepared p;
   p.shapes = StepShapes::of(step);
   TO_ASSIGN_OR_RETURN(p.plan, plan_quantized_conv(step, ctx.device ? ctx.device->compute_capability() : 0));
-  TO_ASSIGN_OR_RETURN(p.scratch, scratch_of(p.plan, path));
+  if (pad_channels != 0) {
+    if (path != Path::kExplicit || direct)
+      return invalid_argument("layer '{}': only the explicit path's cuDNN engines pad channels", step.anchor.node.name);
+    TO_ASSIGN_OR_RETURN_CONTEXT(p.pad, padding_of(p.plan.problem, pad_channels),
+                                fmt::format("layer '{}'", step.anchor.node.name));
+  }
+  TO_ASSIGN_OR_RETURN(p.scratch, scratch_of(p.plan, path, pad_channels));
   if (p.scratch.total() > ctx.workspace_bytes)
     return unsupported("layer '{}': the {} path needs {} bytes of scratch, more than the {} bytes of workspace given",
                        step.anchor.node.name, path_name(path), p.scratch.total(), ctx.workspace_bytes);
   p.handle = ctx.cudnn;
   if (direct) return p;
   auto graph = path == Path::kExplicit
-                   ? CudnnConvGraph::build(p.plan.problem, p.plan.epilogue, /*fused=*/false, ctx.cudnn)
+                   ? CudnnConvGraph::build(pad_channels ? with_padded_channels(p.plan.problem, pad_channels) : p.plan.problem,
+                                           p.plan.epilogue, /*fused=*/false, ctx.cudnn)
                    : CudnnConvGraph::build_quantized(p.plan, /*whole_step=*/path == Path::kGraph, ctx.cudnn);
   if (!graph.is_ok())
     return graph.status().with_context(fmt::format("layer '{}': {} {} graph", step.anchor.node.name,
@@ -109,13 +153,19 @@ int64_t engine_room(const Prepared& p, const RunContext& ctx) {
 
 class QuantizedConvTactic final : public CudaTactic {
  public:
-  QuantizedConvTactic(Path path, int index, std::string engine) : path_(path), index_(index), engine_(std::move(engine)) {}
+  QuantizedConvTactic(Path path, int index, std::string engine, int64_t pad_channels = 0)
+      : path_(path), index_(index), engine_(std::move(engine)), pad_channels_(pad_channels) {}
 
   std::string name() const override {
     if (direct()) return fmt::format("{}#explicit_direct", kFamilyName);
+    if (pad_channels_) return fmt::format("{}#{}{}+pad{}", kFamilyName, path_name(path_), index_, pad_channels_);
     return fmt::format("{}#{}{}", kFamilyName, path_name(path_), index_);
   }
-  nlohmann::json choice() const override { return {{"path", path_name(path_)}, {"engine", engine_}}; }
+  nlohmann::json choice() const override {
+    nlohmann::json c = {{"path", path_name(path_)}, {"engine", engine_}};
+    if (pad_channels_) c["pad_channels"] = pad_channels_;
+    return c;
+  }
 
   void adopt(Prepared prepared) { active_ = std::make_unique<Prepared>(std::move(prepared)); }
 
@@ -123,7 +173,7 @@ class QuantizedConvTactic final : public CudaTactic {
     if (active_ && active_->shapes.matches(step)) return active_->workspace_size();
     // Before initialize() at these shapes: the scratch these shapes need and cuDNN's bound.
     auto plan = plan_quantized_conv(step, 90);
-    auto scratch = plan.is_ok() ? scratch_of(*plan, path_) : Result<Scratch>(plan.status());
+    auto scratch = plan.is_ok() ? scratch_of(*plan, path_, pad_channels_) : Result<Scratch>(plan.status());
     return (scratch.is_ok() ? scratch->total() : 0) + static_cast<size_t>(kMaxConvWorkspace);
   }
 
@@ -132,7 +182,7 @@ class QuantizedConvTactic final : public CudaTactic {
         active_->workspace_size() <= ctx.workspace_bytes)
       return Status::ok();
     active_.reset();
-    TO_ASSIGN_OR_RETURN(Prepared p, describe(step, path_, ctx, direct()));
+    TO_ASSIGN_OR_RETURN(Prepared p, describe(step, path_, ctx, direct(), pad_channels_));
     if (p.graph) {
       TO_ASSIGN_OR_RETURN_CONTEXT(p.engine, p.graph->plan_for(engine_, engine_room(p, ctx)),
                                   fmt::format("layer '{}': {}", step.anchor.node.name, name()));
@@ -165,7 +215,7 @@ class QuantizedConvTactic final : public CudaTactic {
     operands.x = workspace;
     operands.w = workspace + p.scratch.x;
     char* product = workspace + p.scratch.x + p.scratch.w;
-    operands.workspace = product + p.scratch.product;
+    operands.workspace = workspace + p.scratch.total();
     operands.workspace_bytes = buffers.workspace_bytes - p.scratch.total();
     if (path_ == Path::kExplicit) return run_explicit(step, buffers, ctx, operands, product);
     TO_RETURN_IF_ERROR(pack_operands(buffers, ctx, operands));
@@ -248,6 +298,16 @@ class QuantizedConvTactic final : public CudaTactic {
                                             const_cast<void*>(operands.x), qx, ctx.stream));
     TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, plan.w_data), input(buffers, plan.w_scale),
                                             const_cast<void*>(operands.w), qw, ctx.stream));
+    if (pad_channels_) {  // the dequantized x and w, copied channel-padded after the product
+      PadChannelsLaunch pad = p.pad;
+      pad.x.data = operands.x;
+      pad.w.data = operands.w;
+      pad.x.padded = product + p.scratch.product;
+      pad.w.padded = static_cast<char*>(pad.x.padded) + p.scratch.x_padded;
+      TO_CUDA_RETURN_IF_ERROR(launch_pad_channels(pad, ctx.stream));
+      operands.x = pad.x.padded;
+      operands.w = pad.w.padded;
+    }
     void* y = plan.requantize ? product : buffers.outputs[0].data;
     operands.y = y;
     if (!p.graph) {  // the direct kernel: bias and epilogue included
@@ -273,6 +333,7 @@ class QuantizedConvTactic final : public CudaTactic {
   Path path_;
   int index_;
   std::string engine_;
+  int64_t pad_channels_;  // explicit path only; 0: unpadded
   std::unique_ptr<Prepared> active_;
 };
 
@@ -298,6 +359,8 @@ class QuantizedConvFamily final : public TacticFamily {
   // The explicit path's engines (a third of `limit`; the direct kernel where cuDNN has none),
   // the graph path's (a third), then the fused path's (the rest, at least one); a path that
   // offers none leaves its room to the next. At `limit` 1 the fused path's first engine alone.
+  // Where the channels can be padded, the padded explicit path's engines come on top (a third
+  // of `limit` more).
   Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
                                                               int limit) const override {
     limit = std::max(limit, 1);
@@ -306,6 +369,7 @@ class QuantizedConvFamily final : public TacticFamily {
     const size_t explicit_count = out.size();
     // The graph path is an extra: where cuDNN has no engine for it, the others run.
     (void)offer(step, ctx, Path::kGraph, limit / 3, out);
+    (void)offer_padded_explicit(step, ctx, limit / 3, out);
     const Status fused_failure = offer(step, ctx, Path::kFused, limit - static_cast<int>(out.size()), out);
     if (!fused_failure.is_ok()) {
       // Listed so that the timer logs why (its initialize fails again with the reason).
@@ -328,7 +392,15 @@ class QuantizedConvFamily final : public TacticFamily {
       return invalid_argument(
           "layer '{}': {} choice {} needs \"path\": \"explicit\", \"graph\" or \"fused\" and \"engine\" (a string)",
           step.anchor.node.name, kFamilyName, choice.dump());
-    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedConvTactic>(*chosen, 0, engine->get<std::string>()));
+    int64_t pad_channels = 0;
+    if (const auto pad = choice.find("pad_channels"); pad != choice.end()) {
+      if (*chosen != Path::kExplicit || !pad->is_number_integer() || pad->get<int64_t>() != kPadChannelsTo)
+        return invalid_argument("layer '{}': {} choice {}: \"pad_channels\" is {} and only on the explicit path",
+                                step.anchor.node.name, kFamilyName, choice.dump(), kPadChannelsTo);
+      pad_channels = kPadChannelsTo;
+    }
+    return std::unique_ptr<CudaTactic>(
+        std::make_unique<QuantizedConvTactic>(*chosen, 0, engine->get<std::string>(), pad_channels));
   }
 
  private:
@@ -347,12 +419,22 @@ class QuantizedConvFamily final : public TacticFamily {
     return offered;
   }
 
+  // The explicit path with its channels padded (describe()), where cudnn.conv would pad them.
+  static Status offer_padded_explicit(const StepInstance& step, const RunContext& ctx, int room,
+                                      std::vector<std::unique_ptr<CudaTactic>>& out) {
+    if (room <= 0) return Status::ok();
+    TO_ASSIGN_OR_RETURN(const QuantizedConvPlan plan,
+                        plan_quantized_conv(step, ctx.device ? ctx.device->compute_capability() : 0));
+    if (!pad_channels_applicable(plan.problem).is_ok()) return Status::ok();
+    return offer_engines(step, ctx, Path::kExplicit, room, out, kPadChannelsTo);
+  }
+
   static Status offer_engines(const StepInstance& step, const RunContext& ctx, Path path, int room,
-                              std::vector<std::unique_ptr<CudaTactic>>& out) {
-    TO_ASSIGN_OR_RETURN(Prepared base, describe(step, path, ctx));
+                              std::vector<std::unique_ptr<CudaTactic>>& out, int64_t pad_channels = 0) {
+    TO_ASSIGN_OR_RETURN(Prepared base, describe(step, path, ctx, /*direct=*/false, pad_channels));
     TO_ASSIGN_OR_RETURN(std::vector<CudnnConvPlan> engines, base.graph->plans(room, engine_room(base, ctx)));
     for (size_t i = 0; i < engines.size(); ++i) {
-      auto tactic = std::make_unique<QuantizedConvTactic>(path, static_cast<int>(i), engines[i].engine);
+      auto tactic = std::make_unique<QuantizedConvTactic>(path, static_cast<int>(i), engines[i].engine, pad_channels);
       Prepared p = base;
       p.engine = engines[i];
       p.pack = p.graph->variant_pack();
