@@ -369,13 +369,13 @@ class QuantizedConvFamily final : public TacticFamily {
     const size_t explicit_count = out.size();
     // The graph path is an extra: where cuDNN has no engine for it, the others run.
     (void)offer(step, ctx, Path::kGraph, limit / 3, out);
-    (void)offer_padded_explicit(step, ctx, limit / 3, out);
     const Status fused_failure = offer(step, ctx, Path::kFused, limit - static_cast<int>(out.size()), out);
     if (!fused_failure.is_ok()) {
       // Listed so that the timer logs why (its initialize fails again with the reason).
       out.push_back(std::make_unique<QuantizedConvTactic>(Path::kFused, 0, ""));
       if (explicit_count == 0) explicit_failure = offer(step, ctx, Path::kExplicit, std::max(limit - 1, 1), out);
     }
+    (void)offer_padded_explicit(step, ctx, limit / 3, out);
     if (out.size() == 1 && !fused_failure.is_ok())
       return unsupported("layer '{}': no path runs: explicit: {}; fused: {}", step.anchor.node.name,
                          explicit_failure.message(), fused_failure.message());
