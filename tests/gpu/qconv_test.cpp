@@ -113,6 +113,47 @@ TEST(QuantizedConvChainOnGpu, TwoFusedConvolutionsInARowMatchTheCpuReference) {
   }
 }
 
+// An image stem in fp16 (3 input channels): the explicit path is also offered with its
+// dequantized operands channel-padded to 8; the choice records it and replays to the same tactic,
+// and a choice that pads another way, or pads another path, is refused.
+TEST(QuantizedConvStemOnGpu, PaddedExplicitChoiceIsOfferedAndReplays) {
+  TO_SKIP_WITHOUT_GPU();
+  auto device = cu::current_device();
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  const C c = C::of(kI8, kF16, {2, 3, 20, 20}, 16).window(7, 2, 1).per_output_channel().with_bias().then(kRelu);
+  const Lowered l = lower(c, device->compute_capability());
+  const cu::PlannedStep* planned = l.step_of("conv1");
+  ASSERT_NE(planned, nullptr);
+  auto step = cu::instantiate(l.net, *planned, l.desc);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  auto handles = cu::LibraryHandles::create();
+  ASSERT_TRUE(handles.is_ok()) << handles.status().to_string();
+  const cu::RunContext ctx = (*handles)->context(nullptr, &*device);
+  const cu::TacticFamily* family = cu::tactic_families().find("cudnn.qconv");
+  ASSERT_NE(family, nullptr);
+  auto candidates = family->candidates(*step, ctx, 8);
+  ASSERT_TRUE(candidates.is_ok()) << candidates.status().to_string();
+  const cu::CudaTactic* padded = nullptr;
+  for (const auto& tactic : *candidates)
+    if (tactic->name().find("+pad8") != std::string::npos && padded == nullptr) padded = tactic.get();
+  ASSERT_NE(padded, nullptr) << "no channel-padded explicit candidate for a 3-channel fp16 stem";
+  const nlohmann::json choice = padded->choice();
+  EXPECT_EQ(choice.at("path"), "explicit");
+  EXPECT_EQ(choice.at("pad_channels"), 8);
+
+  auto replayed = family->replay(*step, choice);
+  ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
+  EXPECT_EQ((*replayed)->name(), padded->name());
+  const Status initialized = (*replayed)->initialize(*step, ctx);
+  EXPECT_TRUE(initialized.is_ok()) << initialized.to_string();
+  nlohmann::json other_padding = choice;
+  other_padding["pad_channels"] = 4;
+  EXPECT_FALSE(family->replay(*step, other_padding).is_ok());
+  nlohmann::json other_path = choice;
+  other_path["path"] = "fused";
+  EXPECT_FALSE(family->replay(*step, other_path).is_ok());
+}
+
 // The graph path (qconv_plan.h) on the examples' int8 ResNet-50 steps, laid out channels-last
 // as the planner stores them (width 16 keeps the seeded weights small): the accumulator graph
 // the fused path runs builds for every step, and cuDNN's answer for the whole-step graph is
