@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,8 @@ def markdown(report):
         if "target" in m:
             lines += ["", m["target"]]
         lines.append("")
+        for batch in sorted({r["batch"] for r in m["rows"] if r.get("layers")}):
+            lines += time_by_tactic([r for r in m["rows"] if r["batch"] == batch])
         for row in m["rows"]:
             if row.get("explicit"):
                 lines += [f"{row['graph']} batch {row['batch']}, build log:", ""] + \
@@ -122,6 +125,37 @@ def markdown(report):
                           for l in top]
                 lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def tactic_kind(tactic):
+    """A tactic's family and path without its engine index: "cublaslt.qmatmul#explicit0" ->
+    "cublaslt.qmatmul#explicit", "cudnn.conv#5+pad8" -> "cudnn.conv+pad8"."""
+    kind = re.sub(r"#([a-z_]*)\d+", r"#\1", tactic).replace("#+", "+")
+    return kind[:-1] if kind.endswith("#") else kind
+
+
+def time_by_tactic(rows):
+    """Markdown: the steps of each engine in `rows` (one batch) grouped by layer kind and tactic
+    kind, with their count and summed time alone: where a quantized engine spends what fp16
+    does not."""
+    timed = [r for r in rows if r.get("layers")]
+    sums = {}
+    for r in timed:
+        for l in r["layers"]:
+            cell = sums.setdefault((l["kind"], tactic_kind(l["tactic"])), {}).setdefault(r["graph"], [0, 0.0])
+            cell[0] += 1
+            cell[1] += l["median_ms"]
+    order = sorted(sums, key=lambda k: -max(ms for _, ms in sums[k].values()))
+    lines = [f"Steps by kind and tactic at batch {timed[0]['batch']} (count, sum of medians timed alone in ms):", "",
+             "| kind | tactic | " + " | ".join(r["graph"] for r in timed) + " |",
+             "|---|---|" + "---:|" * len(timed)]
+    for key in order:
+        cells = [sums[key].get(r["graph"]) for r in timed]
+        lines.append(f"| {key[0]} | {key[1]} | " +
+                     " | ".join(f"{c[0]} / {c[1]:.3f}" if c else "" for c in cells) + " |")
+    totals = [f"{len(r['layers'])} / {sum(l['median_ms'] for l in r['layers']):.3f}" for r in timed]
+    lines.append("| **all** | | " + " | ".join(totals) + " |")
+    return lines + [""]
 
 
 def write(out, report):
