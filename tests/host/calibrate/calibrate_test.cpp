@@ -124,6 +124,37 @@ TEST(Calibrate, MaxIsTheLargestMagnitudeOverEveryInputFileAndWeightsArePerChanne
   EXPECT_FLOAT_EQ(*h->scale.data_as<float>(), static_cast<float>(h_max / 448.0));  // fp8: qmax 448
 }
 
+// Two quantize layers of one tensor (a residual block's conv1 and downsample read its input)
+// get bit-identical scales by every method: the cuda planner's merge_duplicate_quantize
+// (passes.h) then quantizes the tensor once.
+TEST(Calibrate, TwoQuantizeLayersOfOneTensorGetTheSameScaleByEveryMethod) {
+  TempDir dir;
+  const std::string a = write_batch(dir, "a.npz", {2, 3}, {1, 2, 3, -4, 0.5f, 1});
+  const std::string b = write_batch(dir, "b.npz", {2, 3}, {-6, 1, 1, 0.1f, -0.2f, 0.3f});
+  Network net;
+  Tensor x = net.add_input("x", DataType::kFloat32, {-1, 3});
+  for (const char* branch : {"a", "b"}) {
+    Tensor q = net.quantize(x, scale(net, 1, std::string("s") + branch), QuantizeAttributes().set_name(std::string("q") + branch));
+    net.mark_output(net.dequantize(q, scale(net, 1, std::string("d") + branch)), std::string("y") + branch);
+  }
+  ASSERT_TRUE(net.status().is_ok()) << net.status().message();
+  const auto targets = quantization_targets(net);
+  ASSERT_TRUE(targets.is_ok()) << targets.status().message();
+  ASSERT_EQ(targets->size(), 2u);
+  for (CalibrationMethod method : {CalibrationMethod::kMax, CalibrationMethod::kPercentile, CalibrationMethod::kEntropy,
+                                   CalibrationMethod::kMse}) {
+    CalibrationSettings settings;
+    settings.method = method;
+    const auto c = calibrate(net, Weights::none(), *targets, {a, b}, settings);
+    ASSERT_TRUE(c.is_ok()) << c.status().message();
+    const CalibratedScale* qa = find_scale(*c, "qa.scale");
+    const CalibratedScale* qb = find_scale(*c, "qb.scale");
+    ASSERT_TRUE(qa && qb);
+    EXPECT_EQ(*qa->scale.data_as<float>(), *qb->scale.data_as<float>()) << static_cast<int>(method);
+    EXPECT_GT(*qa->scale.data_as<float>(), 0.0f);
+  }
+}
+
 TEST(Calibrate, WritesTheScalesWithTheirProvenance) {
   TempDir dir;
   const std::string a = write_batch(dir, "a.npz", {2, 3}, {1, 2, 3, -4, 0.5f, 1});
