@@ -835,6 +835,72 @@ TEST_F(Kernels, PerTensorQuantizeIsBitExactAtAnyLengthAndAlignment) {
   }
 }
 
+// Dequantize with fp32 scales reads 8 elements a thread where x is 8-byte and y 16-byte aligned and
+// the 8 share a scale; one a thread otherwise. Per tensor at several lengths, per channel with an
+// inner extent that is and is not a multiple of 8, aligned and not: the CPU reference's bytes.
+TEST_F(Kernels, DequantizeIsBitExactAtAnyLengthAlignmentAndChannelLayout) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  struct Shape {
+    Dims dims;
+    int64_t channels;  // along axis 1; 1: per tensor
+  };
+  const Shape shapes[] = {{{1, 1, 7}, 1}, {{1, 1, 13}, 1}, {{1, 1, 4101}, 1}, {{1, 1, (1 << 20) + 3}, 1},
+                          {{3, 24, 16}, 24}, {{2, 10, 5}, 10}, {{4, 64, 1}, 64}};
+  for (DataType in : {DataType::kInt8, DataType::kFloat8E4M3}) {
+    for (DataType out : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+      for (const Shape& shape : shapes) {
+        for (int64_t offset : {0, 1}) {
+          SCOPED_TRACE(std::string(data_type_name(in)) + " -> " + std::string(data_type_name(out)) + ", " +
+                       shape.dims.to_string() + " with " + std::to_string(shape.channels) + " scale(s), offset " +
+                       std::to_string(offset));
+          const Dims scale_shape = shape.channels > 1 ? Dims{shape.channels} : Dims{1};
+          Network n;
+          Tensor x = n.add_input("x", in, shape.dims);
+          Tensor s = n.add_input("s", DataType::kFloat32, scale_shape);
+          n.mark_output(n.dequantize(x, s, DequantizeAttributes().set_output_type(out).set_axis(1)), "y");
+          const NamedArrays inputs =
+              named("x", random_array(in, shape.dims, 41), "s", random_array(DataType::kFloat32, scale_shape, 42, Fill::kPositive));
+          auto want = (*create_backend("cpu"))->execute(n, views_of(inputs));
+          ASSERT_TRUE(want.is_ok()) << want.status().message();
+
+          const int64_t count = inputs.at("x").element_count();
+          const size_t out_width = data_type_size(out);
+          DeviceBuffer x_memory = device_memory(count + offset);
+          DeviceBuffer s_memory = device_memory(shape.channels * sizeof(float));
+          DeviceBuffer y_memory = device_memory((count + offset) * out_width);
+          char* x_device = static_cast<char*>(x_memory.data()) + offset;
+          char* y_device = static_cast<char*>(y_memory.data()) + offset * out_width;
+          CUDA_OK(cudaMemcpy(x_device, inputs.at("x").data(), count, cudaMemcpyHostToDevice));
+          CUDA_OK(cudaMemcpy(s_memory.data(), inputs.at("s").data(), shape.channels * sizeof(float), cudaMemcpyHostToDevice));
+          QuantizeArgs args;
+          args.dequantize = true;
+          args.count = count;
+          args.channels = shape.channels;
+          args.inner = shape.channels > 1 ? shape.dims[2] : 1;
+          args.in_type = in;
+          args.out_type = out;
+          for (int poison : {0x00, 0xFF}) {  // an unwritten element cannot match the reference both times
+            CUDA_OK(cudaMemset(y_memory.data(), poison, (count + offset) * out_width));
+            CUDA_OK(launch_quantize(x_device, s_memory.data(), y_device, args, stream_));
+            CUDA_OK(cudaStreamSynchronize(stream_));
+            HostArray got = HostArray::zeros(out, shape.dims).value();
+            CUDA_OK(cudaMemcpy(got.data(), y_device, count * out_width, cudaMemcpyDeviceToHost));
+            const HostArray& expected = want->at("y");
+            int64_t wrong = 0, first_wrong = -1;
+            for (int64_t i = 0; i < count; ++i) {
+              const double a = load_as_double(out, got.data(), i), b = load_as_double(out, expected.data(), i);
+              const bool same = std::memcmp(static_cast<const char*>(got.data()) + i * out_width,
+                                            static_cast<const char*>(expected.data()) + i * out_width, out_width) == 0;
+              if (!same && !(std::isnan(a) && std::isnan(b)) && wrong++ == 0) first_wrong = i;
+            }
+            EXPECT_EQ(wrong, 0) << "poison " << poison << ": first at element " << first_wrong;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(Kernels, DequantizeIsBitExact) {
   if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
   for (DataType in : {DataType::kInt8, DataType::kFloat8E4M3}) {

@@ -60,7 +60,68 @@ __global__ void quantize_per_tensor_vector_kernel(const void* __restrict__ x, co
     device::store_quantized(y, i, kOut, device::load<float>(x, i, kIn) / s);
 }
 
+// Dequantize (int8 or fp8 e4m3 in, fp32 scales, a float out) with the types as template
+// arguments, per tensor or per channel, one element a thread. Same arithmetic as quantize_kernel.
+template <DataType kIn, DataType kOut>
+__global__ void dequantize_typed_kernel(const void* __restrict__ x, const float* __restrict__ scale,
+                                        void* __restrict__ y, int64_t count, int64_t channels, int64_t inner) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float s = scale[channels > 1 ? (i / inner) % channels : 0];
+    device::store<float>(y, i, kOut, device::round_to<float>(device::load<float>(x, i, kIn) * s, kOut));
+  }
+}
+
+// The same, 8 elements a thread: one 8-byte load and one or two 16-byte stores. x must be 8-byte
+// and y 16-byte aligned, and the 8 elements share their scale (per tensor, or `inner` a multiple
+// of 8); the last count % 8 elements go one a thread.
+template <DataType kIn, DataType kOut>
+__global__ void dequantize_vector_kernel(const void* __restrict__ x, const float* __restrict__ scale,
+                                         void* __restrict__ y, int64_t count, int64_t channels, int64_t inner) {
+  constexpr int kStores = kOut == DataType::kFloat32 ? 2 : 1;  // 16-byte stores per 8 elements
+  const int64_t groups = count / kVector;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t g = first; g < groups; g += stride) {
+    const float s = scale[channels > 1 ? (g * kVector / inner) % channels : 0];
+    const uint2 in = static_cast<const uint2*>(x)[g];
+    uint4 out[kStores];
+#pragma unroll
+    for (int e = 0; e < kVector; ++e)
+      device::store<float>(out, e, kOut, device::round_to<float>(device::load<float>(&in, e, kIn) * s, kOut));
+#pragma unroll
+    for (int k = 0; k < kStores; ++k) static_cast<uint4*>(y)[g * kStores + k] = out[k];
+  }
+  for (int64_t i = groups * kVector + first; i < count; i += stride) {
+    const float s = scale[channels > 1 ? (i / inner) % channels : 0];
+    device::store<float>(y, i, kOut, device::round_to<float>(device::load<float>(x, i, kIn) * s, kOut));
+  }
+}
+
 constexpr int kThreads = 256;
+
+template <DataType kIn, DataType kOut>
+void launch_dequantize(const void* x, const void* scale, void* y, const QuantizeArgs& a, cudaStream_t stream) {
+  const auto* s = static_cast<const float*>(scale);
+  const bool vector = reinterpret_cast<uintptr_t>(x) % 8 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0 &&
+                      (a.channels == 1 || a.inner % kVector == 0);
+  if (vector)
+    dequantize_vector_kernel<kIn, kOut><<<device::grid_for((a.count + kVector - 1) / kVector, kThreads), kThreads, 0, stream>>>(
+        x, s, y, a.count, a.channels, a.inner);
+  else
+    dequantize_typed_kernel<kIn, kOut><<<device::grid_for(a.count, kThreads), kThreads, 0, stream>>>(x, s, y, a.count,
+                                                                                                    a.channels, a.inner);
+}
+
+template <DataType kIn>
+bool launch_dequantize_to(const void* x, const void* scale, void* y, const QuantizeArgs& a, cudaStream_t stream) {
+  switch (a.out_type) {
+    case DataType::kFloat32: return launch_dequantize<kIn, DataType::kFloat32>(x, scale, y, a, stream), true;
+    case DataType::kFloat16: return launch_dequantize<kIn, DataType::kFloat16>(x, scale, y, a, stream), true;
+    case DataType::kBFloat16: return launch_dequantize<kIn, DataType::kBFloat16>(x, scale, y, a, stream), true;
+    default: return false;
+  }
+}
 
 template <DataType kIn>
 bool launch_per_tensor(const void* x, const void* scale, void* y, const QuantizeArgs& a, cudaStream_t stream) {
@@ -83,9 +144,17 @@ bool launch_per_tensor(const void* x, const void* scale, void* y, const Quantize
   }
 }
 
-// Whether the specialized kernel took the launch.
+// Whether a specialized kernel took the launch.
 bool launch_specialized(const void* x, const void* scale, void* y, const QuantizeArgs& a, cudaStream_t stream) {
-  if (a.dequantize || a.channels != 1 || a.scale_type != DataType::kFloat32) return false;
+  if (a.scale_type != DataType::kFloat32) return false;
+  if (a.dequantize) {
+    switch (a.in_type) {
+      case DataType::kInt8: return launch_dequantize_to<DataType::kInt8>(x, scale, y, a, stream);
+      case DataType::kFloat8E4M3: return launch_dequantize_to<DataType::kFloat8E4M3>(x, scale, y, a, stream);
+      default: return false;
+    }
+  }
+  if (a.channels != 1) return false;
   switch (a.in_type) {
     case DataType::kFloat32: return launch_per_tensor<DataType::kFloat32>(x, scale, y, a, stream);
     case DataType::kFloat16: return launch_per_tensor<DataType::kFloat16>(x, scale, y, a, stream);
