@@ -116,9 +116,9 @@ void launch_dequantize(const void* x, const void* scale, void* y, const Quantize
 template <DataType kIn>
 bool launch_dequantize_to(const void* x, const void* scale, void* y, const QuantizeArgs& a, cudaStream_t stream) {
   switch (a.out_type) {
-    case DataType::kFloat32: return launch_dequantize<kIn, DataType::kFloat32>(x, scale, y, a, stream), true;
-    case DataType::kFloat16: return launch_dequantize<kIn, DataType::kFloat16>(x, scale, y, a, stream), true;
-    case DataType::kBFloat16: return launch_dequantize<kIn, DataType::kBFloat16>(x, scale, y, a, stream), true;
+    case DataType::kFloat32: launch_dequantize<kIn, DataType::kFloat32>(x, scale, y, a, stream); return true;
+    case DataType::kFloat16: launch_dequantize<kIn, DataType::kFloat16>(x, scale, y, a, stream); return true;
+    case DataType::kBFloat16: launch_dequantize<kIn, DataType::kBFloat16>(x, scale, y, a, stream); return true;
     default: return false;
   }
 }
