@@ -4,6 +4,12 @@
 
 namespace tensoracle::passes {
 
+const Node* constant_producer(const Network& network, Tensor t) {
+  const int64_t p = t.valid() ? network.tensor(t).producer : -1;
+  return p >= 0 && network.node(static_cast<size_t>(p)).kind == OpKind::kConstant ? &network.node(static_cast<size_t>(p))
+                                                                                   : nullptr;
+}
+
 std::optional<ConstantValues> constant_values(const Network& network, Tensor t) {
   while (t.valid()) {
     const int64_t producer = network.tensor(t).producer;

@@ -4,6 +4,7 @@
 
 #include "core/errors.h"
 #include "graph/attributes.h"
+#include "passes/constant_values.h"
 #include "passes/passes.h"
 #include "passes/rebuild.h"
 #include "tensoracle/float_formats.h"
@@ -11,11 +12,6 @@
 namespace tensoracle::passes {
 
 namespace {
-
-const Node* constant_producer(const Network& net, Tensor t) {
-  const int64_t p = t.valid() ? net.tensor(t).producer : -1;
-  return p >= 0 && net.node(static_cast<size_t>(p)).kind == OpKind::kConstant ? &net.node(static_cast<size_t>(p)) : nullptr;
-}
 
 std::vector<float> as_floats(const ArrayView& view) {
   std::vector<float> out(static_cast<size_t>(view.element_count()));

@@ -7,17 +7,13 @@
 
 #include "core/errors.h"
 #include "graph/attributes.h"
+#include "passes/constant_values.h"
 #include "passes/passes.h"
 #include "passes/rebuild.h"
 
 namespace tensoracle::passes {
 
 namespace {
-
-const Node* constant_producer(const Network& net, Tensor t) {
-  const int64_t p = net.tensor(t).producer;
-  return p >= 0 && net.node(static_cast<size_t>(p)).kind == OpKind::kConstant ? &net.node(static_cast<size_t>(p)) : nullptr;
-}
 
 // Whether scales `a` and `b` hold the same values: the same tensor, or constants of one type and
 // shape with the same bytes.
