@@ -86,6 +86,19 @@ ConvProblem with_padded_channels(const ConvProblem& p, int64_t multiple) {
   return padded;
 }
 
+PadChannelsLaunch pad_channels_launch(const ConvProblem& q, int64_t multiple) {
+  const auto geometry = [](PadChannelsTensor& t, const std::array<int64_t, 5>& strides, int64_t a, int64_t c, int64_t b1,
+                           int64_t b2) {
+    t.shape[0] = a, t.shape[1] = c, t.shape[2] = b1, t.shape[3] = b2;
+    t.stride[0] = strides[0], t.stride[1] = strides[1], t.stride[2] = strides[3], t.stride[3] = strides[4];
+  };
+  PadChannelsLaunch launch;
+  launch.padded_channels = with_padded_channels(q, multiple).c;
+  geometry(launch.x, q.x_strides(), q.n, q.c, q.in[1], q.in[2]);          // [N, C, H, W]
+  geometry(launch.w, q.w_strides(), q.k, q.c, q.kernel[1], q.kernel[2]);  // [K, C, R, S]
+  return launch;
+}
+
 Result<ConvProblem> conv_problem(const StepInstance& step) {
   const Node& node = step.anchor.node;
   const std::string& name = node.name;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cuda/cudnn/conv_kernels.h"
+#include "backends/cuda/cudnn/conv_pad_channels.h"
 #include "backends/cuda/step.h"
 
 namespace tensoracle::backends::cuda {
@@ -60,5 +61,9 @@ Status pad_channels_applicable(const ConvProblem& problem);
 // `problem` as the padded graph sees it: C rounded up to `multiple`, x a packed nhwc
 // [N, Cp, H, W] and the weight a packed KRSC [K, Cp, R, S]; y, bias and epilogue unchanged.
 ConvProblem with_padded_channels(const ConvProblem& problem, int64_t multiple);
+
+// The padding copy's geometry for `problem`'s x [N, C, H, W] and w [K, C, R, S], read through
+// their strides, into packed copies with C padded to a multiple of `multiple`; pointers null.
+PadChannelsLaunch pad_channels_launch(const ConvProblem& problem, int64_t multiple);
 
 }  // namespace tensoracle::backends::cuda

@@ -81,15 +81,7 @@ Status make_padded(Prepared& p, int64_t multiple) {
   p.pad_channels = multiple;
   p.graph_problem = with_padded_channels(p.problem, multiple);
   TO_ASSIGN_OR_RETURN(p.padded, PaddedWorkspace::of(p.graph_problem));
-  const ConvProblem& q = p.problem;
-  const auto geometry = [](PadChannelsTensor& t, const std::array<int64_t, 5>& strides, int64_t a, int64_t c, int64_t b1,
-                           int64_t b2) {
-    t.shape[0] = a, t.shape[1] = c, t.shape[2] = b1, t.shape[3] = b2;
-    t.stride[0] = strides[0], t.stride[1] = strides[1], t.stride[2] = strides[3], t.stride[3] = strides[4];
-  };
-  p.pad.padded_channels = p.graph_problem.c;
-  geometry(p.pad.x, q.x_strides(), q.n, q.c, q.in[1], q.in[2]);  // [N, C, H, W]
-  geometry(p.pad.w, q.w_strides(), q.k, q.c, q.kernel[1], q.kernel[2]);  // [K, C, R, S]
+  p.pad = pad_channels_launch(p.problem, multiple);
   return Status::ok();
 }
 

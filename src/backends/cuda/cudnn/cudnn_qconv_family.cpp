@@ -23,7 +23,6 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cudnn/conv_families.h"
-#include "backends/cuda/cudnn/conv_pad_channels.h"
 #include "backends/cuda/cudnn/cudnn_conv_graph.h"
 #include "backends/cuda/cudnn/qconv_kernels.h"
 #include "backends/cuda/cudnn/qconv_plan.h"
@@ -99,24 +98,6 @@ struct Prepared {
   size_t workspace_size() const { return scratch.total() + static_cast<size_t>(engine.workspace); }
 };
 
-// The geometry of the explicit path's padding copy: the dequantized x [N, C, H, W] and w
-// [K, C, R, S], laid out as the step's x and w are, into packed channel-padded copies.
-Result<PadChannelsLaunch> padding_of(const ConvProblem& d, int64_t pad_channels) {
-  TO_RETURN_IF_ERROR(pad_channels_applicable(d));
-  if (pad_channels != kPadChannelsTo)
-    return invalid_argument("channels are padded to {}, not {}", kPadChannelsTo, pad_channels);
-  PadChannelsLaunch launch;
-  launch.padded_channels = with_padded_channels(d, pad_channels).c;
-  const auto geometry = [](PadChannelsTensor& t, const std::array<int64_t, 5>& strides, int64_t a, int64_t c, int64_t b1,
-                           int64_t b2) {
-    t.shape[0] = a, t.shape[1] = c, t.shape[2] = b1, t.shape[3] = b2;
-    t.stride[0] = strides[0], t.stride[1] = strides[1], t.stride[2] = strides[3], t.stride[3] = strides[4];
-  };
-  geometry(launch.x, d.x_strides(), d.n, d.c, d.in[1], d.in[2]);
-  geometry(launch.w, d.w_strides(), d.k, d.c, d.kernel[1], d.kernel[2]);
-  return launch;
-}
-
 // The plan, scratch and graph of `path` for `step` (no graph for the direct kernel), no engine
 // chosen yet; the explicit path's channels padded to `pad_channels` when that is not 0.
 Result<Prepared> describe(const StepInstance& step, Path path, const RunContext& ctx, bool direct = false,
@@ -127,8 +108,11 @@ Result<Prepared> describe(const StepInstance& step, Path path, const RunContext&
   if (pad_channels != 0) {
     if (path != Path::kExplicit || direct)
       return invalid_argument("layer '{}': only the explicit path's cuDNN engines pad channels", step.anchor.node.name);
-    TO_ASSIGN_OR_RETURN_CONTEXT(p.pad, padding_of(p.plan.problem, pad_channels),
-                                fmt::format("layer '{}'", step.anchor.node.name));
+    if (pad_channels != kPadChannelsTo)
+      return invalid_argument("layer '{}': channels are padded to {}, not {}", step.anchor.node.name, kPadChannelsTo,
+                              pad_channels);
+    TO_RETURN_IF_ERROR(pad_channels_applicable(p.plan.problem).with_context(fmt::format("layer '{}'", step.anchor.node.name)));
+    p.pad = pad_channels_launch(p.plan.problem, pad_channels);
   }
   TO_ASSIGN_OR_RETURN(p.scratch, scratch_of(p.plan, path, pad_channels));
   if (p.scratch.total() > ctx.workspace_bytes)
