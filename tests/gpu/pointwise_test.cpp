@@ -22,6 +22,7 @@
 
 #include "backends/registry.h"
 #include "gpu/family_testing.h"
+#include "gpu/fused_step_testing.h"
 #include "gpu/seeded_arrays.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/pointwise_launch.h"
@@ -114,6 +115,64 @@ TEST(PointwiseProgram, EveryGraphOpMapsToItsCode) {
   EXPECT_EQ(p.instrs[2].a, 1);  // the condition register
   EXPECT_FALSE(append_pointwise_node(p, n.node(0), 0, n.tensor(a).desc, {7, 0}).is_ok())
       << "a register not yet computed";
+}
+
+// A quantize layer joins a program as kQuantize where its scale is one value that a program
+// input holds; per-channel scales, a scale computed inside the program, and a value that is not
+// fp32/fp16/bf16 are refused (such a quantize is a step of its own).
+TEST(PointwiseProgram, APerTensorQuantizeIsAnInstructionAndOtherQuantizesAreNot) {
+  Network n;
+  Tensor x = n.add_input("x", DataType::kFloat16, {8, 16});
+  Tensor one = n.add_input("one", DataType::kFloat32, {1});
+  Tensor per_channel = n.add_input("channels", DataType::kFloat32, {16});
+  Tensor q = n.quantize(x, one, QuantizeAttributes().set_output_type(DataType::kFloat8E4M3));
+  Tensor qc = n.quantize(x, per_channel, QuantizeAttributes().set_output_type(DataType::kInt8).set_axis(1));
+  ASSERT_TRUE(n.status().is_ok()) << n.status().message();
+  const Node& per_tensor_node = n.node(static_cast<size_t>(n.tensor(q).producer));
+  const Node& per_channel_node = n.node(static_cast<size_t>(n.tensor(qc).producer));
+
+  PointwiseProgram p;
+  p.inputs = {n.tensor(x).desc, n.tensor(one).desc, n.tensor(per_channel).desc};
+  auto r = append_pointwise_node(p, per_tensor_node, 0, n.tensor(q).desc, {0, 1});
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_EQ(p.instrs.back().code, PointwiseCode::kQuantize);
+  EXPECT_EQ(p.instrs.back().type, DataType::kFloat8E4M3);
+  EXPECT_EQ(p.instrs.back().b, 1);
+  EXPECT_NE(p.to_string().find("quantize(r0, r1):fp8e4m3"), std::string::npos) << p.to_string();
+
+  const auto refused = [&](const Node& node, const TensorDesc& out, std::vector<int> operands) {
+    PointwiseProgram copy = p;
+    auto result = append_pointwise_node(copy, node, 1, out, operands);
+    return !result.is_ok() && result.status().code() == StatusCode::kUnsupported;
+  };
+  EXPECT_TRUE(refused(per_channel_node, n.tensor(qc).desc, {0, 2})) << "a per-channel scale";
+  EXPECT_TRUE(refused(per_tensor_node, n.tensor(q).desc, {0, 3})) << "a scale the program computes";
+  EXPECT_TRUE(refused(per_tensor_node, n.tensor(q).desc, {3, 1})) << "quantizing an fp8 value again";
+}
+
+// The planner ends a pointwise step with the quantize layer that alone reads its result, so the
+// step writes the codes and the value before them never reaches memory; it does not where the
+// value is read elsewhere too or where the quantize is per channel.
+TEST(PointwiseLowering, AQuantizeThatAloneReadsAChainEndsItsStep) {
+  const auto lowered = [](bool gelu_is_an_output, bool per_channel) {
+    Network n;
+    Tensor x = n.add_input("x", DataType::kFloat16, {32, 3072});
+    Tensor g = n.activation(x, ActivationAttributes().set_kind(ActivationKind::kGeluErf).set_name("gelu"));
+    HostArray scale = HostArray::zeros(DataType::kFloat32, {per_channel ? 3072 : 1}).value();
+    for (int64_t i = 0; i < scale.element_count(); ++i) scale.data_as<float>()[i] = 0.01f;
+    n.mark_output(n.quantize(g, n.add_constant(std::move(scale)),
+                             QuantizeAttributes().set_output_type(DataType::kInt8).set_name("q")),
+                  "y");
+    if (gelu_is_an_output) n.mark_output(g, "g");
+    return testing::fused_step::lower(std::move(n), {{"x", {32, 3072}}}, 90);
+  };
+  const auto fused = lowered(false, false);
+  EXPECT_EQ(fused.layers_of("gelu"), (std::vector<std::string>{"gelu", "q"}));
+  EXPECT_EQ(fused.step_of("q"), nullptr);
+  for (const auto& apart : {lowered(true, false), lowered(false, true)}) {
+    EXPECT_EQ(apart.layers_of("gelu"), (std::vector<std::string>{"gelu"}));
+    EXPECT_EQ(apart.layers_of("q"), (std::vector<std::string>{"q"}));
+  }
 }
 
 PointwiseProgram add_program(DataType type, Dims a, Dims b) {
@@ -240,13 +299,13 @@ TEST(PointwiseVectorPath, AnOuterStrideOffSixteenBytesGathers) {
   args.count = 40;
   args.shape[0] = 5;
   args.shape[1] = 8;
-  args.out_type = args.in_type[0] = DataType::kFloat16;
+  args.out_type = args.lane_type = args.in_type[0] = DataType::kFloat16;
   args.in_stride[0][0] = 12;
   args.in_stride[0][1] = 1;
   EXPECT_EQ(plan_vector_input(args, PointwiseVector::kStrided, 0, at(0x1000)), PointwiseInput::kGather);
   args.in_stride[0][0] = 16;
   EXPECT_EQ(plan_vector_input(args, PointwiseVector::kStrided, 0, at(0x1000)), PointwiseInput::kVector);
-  args.in_type[0] = DataType::kFloat32;  // another type than the output's: lane by lane
+  args.in_type[0] = DataType::kFloat32;  // another type than the lanes': lane by lane
   EXPECT_EQ(plan_vector_input(args, PointwiseVector::kStrided, 0, at(0x1000)), PointwiseInput::kGather);
 }
 
@@ -348,6 +407,40 @@ TEST(PointwiseVectorPath, WideIntegersFp8AndFp64StayOnTheInterpreterButFloatCast
   auto fp8 = PointwiseLaunch::prepare(from_fp8, {}, {DataType::kFloat32, {64}}, Layout::kLinear);
   ASSERT_TRUE(fp8.is_ok()) << fp8.status().message();
   EXPECT_EQ(fp8->vector_path(in, at(0x3000)), PointwiseVector::kNone);
+}
+
+// BERT's erf GELU followed by its quantize (the FFN's second GEMM reads int8 or fp8): one program
+// whose lanes are the GELU's fp16 and whose output is one code per lane; the scale, an fp32
+// scalar, is broadcast whatever its alignment.
+TEST(PointwiseVectorPath, AChainEndingInAQuantizeRunsInLanesOfTheValueItQuantizes) {
+  for (DataType lanes : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
+      SCOPED_TRACE(std::string(data_type_name(lanes)) + " -> " + std::string(data_type_name(out)));
+      PointwiseProgram p;
+      p.inputs = {{lanes, {4096, 3072}}, {DataType::kFloat32, {1}}};
+      PointwiseInstr gelu{PointwiseCode::kGeluErf, 0};
+      gelu.type = lanes;
+      PointwiseInstr quantize{PointwiseCode::kQuantize, 2, 1};
+      quantize.type = out;
+      p.instrs = {gelu, quantize};
+      auto launch = PointwiseLaunch::prepare(p, {}, {out, {4096, 3072}}, Layout::kLinear);
+      ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+      EXPECT_EQ(launch->args().lane_type, lanes);
+      const void* in[] = {at(0x1000), at(0x2004)};
+      EXPECT_EQ(launch->vector_path(in, at(0x3000)), PointwiseVector::kFlat);
+      EXPECT_EQ(plan_vector_input(launch->args(), PointwiseVector::kFlat, 0, in[0]), PointwiseInput::kVector);
+      EXPECT_EQ(plan_vector_input(launch->args(), PointwiseVector::kFlat, 1, in[1]), PointwiseInput::kBroadcast);
+      EXPECT_EQ(launch->args().kept, 0);
+    }
+  }
+  // A cast to int8 is not a quantize: it truncates, and stays on the interpreter.
+  PointwiseProgram cast = add_program(DataType::kFloat16, {64}, {64});
+  cast.instrs.push_back(PointwiseInstr{PointwiseCode::kCast, 2});
+  cast.instrs.back().type = DataType::kInt8;
+  auto launch = PointwiseLaunch::prepare(cast, {}, {DataType::kInt8, {64}}, Layout::kLinear);
+  ASSERT_TRUE(launch.is_ok()) << launch.status().message();
+  const void* in[] = {at(0x1000), at(0x2000)};
+  EXPECT_EQ(launch->vector_path(in, at(0x3000)), PointwiseVector::kNone);
 }
 
 TEST(PointwiseVectorPath, ProgramsKeepingMoreThanEightComputedRegistersStayOnTheInterpreter) {
@@ -477,6 +570,23 @@ TEST(PointwiseFamilies, ReduceRefusesTypesTheReferenceRefuses) {
 
 // ---- pointwise chains through the backend (the planner fuses them into one program)
 
+// Inputs for Q/DQ with the awkward values: ties, saturation, NaN, infinities.
+HostArray quantize_input(DataType type, Dims shape, uint32_t seed) {
+  HostArray x = random_array(type, shape, seed);
+  const double specials[] = {2.5,
+                             -3.5,
+                             0.5,
+                             1e6,
+                             -1e6,
+                             std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(),
+                             0.0};
+  const size_t n = std::min<size_t>(std::size(specials), static_cast<size_t>(x.element_count()));
+  convert_elements(DataType::kFloat64, specials, type, x.data(), n);
+  return x;
+}
+
 class Chains : public OnGpu {};
 
 TEST_F(Chains, AddReluMulCastToFp16IsBitExact) {
@@ -572,6 +682,102 @@ TEST_F(Chains, CastsSaturateRoundAndSendNaNToZero) {
                             static_cast<const char*>(array.data()) + i * width, width),
                 0)
           << name << "[" << i << "] is " << a << ", want " << b;
+    }
+  }
+}
+
+// A quantized output's codes against the reference's, element by element: NaN matches NaN, and
+// otherwise the codes, ordered as the values they stand for, are at most `max_steps` apart in at
+// most `max_off` elements (0 and 0: bit-identical).
+void expect_codes_near(const std::string& what, const HostArray& got, const HostArray& want, int max_steps,
+                       int64_t max_off) {
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.element_count(), want.element_count()) << what;
+  const auto ordered = [&](const HostArray& a, int64_t i) {
+    const uint8_t b = static_cast<const uint8_t*>(a.data())[i];
+    if (a.dtype() == DataType::kInt8) return static_cast<int>(static_cast<int8_t>(b));
+    return b & 0x80 ? -static_cast<int>(b & 0x7F) : static_cast<int>(b & 0x7F);  // e4m3: sign and magnitude
+  };
+  int64_t off = 0, worst = 0, first = -1;
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    if (std::isnan(load_as_double(want.dtype(), want.data(), i)) && std::isnan(load_as_double(got.dtype(), got.data(), i)))
+      continue;
+    const int64_t steps = std::abs(ordered(got, i) - ordered(want, i));
+    if (steps == 0) continue;
+    if (off++ == 0) first = i;
+    worst = std::max(worst, steps);
+  }
+  EXPECT_LE(worst, max_steps) << what << ": first difference at element " << first;
+  EXPECT_LE(off, max_off) << what << ": " << off << " of " << want.element_count() << " elements differ";
+}
+
+// Runs `n` on the cpu and cuda backends and compares every output with expect_codes_near.
+void expect_quantized_outputs_near(const Network& n, const NamedArrays& inputs, int max_steps, int64_t max_off) {
+  auto cpu = create_backend("cpu");
+  auto gpu = create_backend("cuda");
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
+  auto want = (*cpu)->execute(n, views_of(inputs));
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  auto got = (*gpu)->execute(n, views_of(inputs));
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  for (const auto& [name, array] : *want) {
+    ASSERT_TRUE(got->count(name)) << name;
+    expect_codes_near("cuda output '" + name + "'", got->at(name), array, max_steps, max_off);
+  }
+}
+
+HostArray scalar_scale(float value) {
+  HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
+  scale.data_as<float>()[0] = value;
+  return scale;
+}
+
+// A chain ending in a per-tensor quantize is one step whose program writes the codes (the vector
+// kernel in lanes of the value quantized, pointwise_kernel.h). Exact arithmetic before the
+// quantize -- add a broadcast row, relu, multiply -- gives the reference's codes bit for bit: on the
+// flat path, a strided one (the broadcast row) and a ragged one (rows of 5: lane by lane), at a
+// length with a tail, with values that saturate (|x / s| beyond 127 or 448).
+TEST_F(Chains, ExactChainsEndingInAQuantizeGiveTheReferenceCodes) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
+      for (Dims shape : {Dims{4099}, Dims{64, 96}, Dims{33, 5}}) {
+        SCOPED_TRACE(std::string(data_type_name(type)) + " -> " + std::string(data_type_name(out)) + " " +
+                     shape.to_string());
+        const Dims row{shape[shape.rank() - 1]};
+        Network n;
+        Tensor x = n.add_input("x", type, shape);
+        Tensor b = n.add_input("b", type, row);
+        Tensor s = n.add_input("s", DataType::kFloat32, {1});
+        Tensor v = n.mul(n.relu(n.add(x, b)), n.add_constant(random_array(type, {1}, 31, Fill::kNearOne)));
+        n.mark_output(n.quantize(v, s, QuantizeAttributes().set_output_type(out)), "y");
+        const float scale = out == DataType::kInt8 ? 0.1f : 0.03f;  // values up to ~16: some codes saturate
+        expect_quantized_outputs_near(n,
+                                      named("x", quantize_input(type, shape, 32), "b", random_array(type, row, 33), "s",
+                                            scalar_scale(scale)),
+                                      0, 0);
+      }
+    }
+  }
+}
+
+// BERT's erf GELU then its quantize, at its FFN width: the GELU's fp32 erff against the
+// reference's fp64 erf can move a value across a rounding boundary of its type (then the code
+// by one), never further.
+TEST_F(Chains, GeluThenQuantizeIsOneStepWithinOneCode) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  for (DataType type : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
+      SCOPED_TRACE(std::string(data_type_name(type)) + " -> " + std::string(data_type_name(out)));
+      const Dims shape{128, 3072};
+      Network n;
+      Tensor x = n.add_input("x", type, shape);
+      Tensor g = n.activation(x, ActivationAttributes().set_kind(ActivationKind::kGeluErf));
+      n.mark_output(n.quantize(g, n.add_constant(scalar_scale(out == DataType::kInt8 ? 0.01f : 0.003f)),
+                               QuantizeAttributes().set_output_type(out)),
+                    "y");
+      HostArray values = random_array(type, shape, 34, Fill::kGrid);  // GELU of [-1.2, 1.2]: up to 120 / 400 codes
+      expect_quantized_outputs_near(n, named("x", std::move(values)), 1, shape[0] * shape[1] / 1000);
     }
   }
 }
@@ -743,22 +949,6 @@ TEST_F(Kernels, BatchNormLinearAndNhwc) {
   }
 }
 
-// Inputs for Q/DQ with the awkward values: ties, saturation, NaN, infinities.
-HostArray quantize_input(DataType type, Dims shape, uint32_t seed) {
-  HostArray x = random_array(type, shape, seed);
-  const double specials[] = {2.5,
-                             -3.5,
-                             0.5,
-                             1e6,
-                             -1e6,
-                             std::numeric_limits<double>::quiet_NaN(),
-                             std::numeric_limits<double>::infinity(),
-                             -std::numeric_limits<double>::infinity(),
-                             0.0};
-  const size_t n = std::min<size_t>(std::size(specials), static_cast<size_t>(x.element_count()));
-  convert_elements(DataType::kFloat64, specials, type, x.data(), n);
-  return x;
-}
 
 TEST_F(Kernels, QuantizeIsBitExactPerTensorAndPerChannel) {
   if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";

@@ -163,8 +163,14 @@ TEST(QuantizedConvLowering, EveryResNet50ConvolutionIsFused) {
     const std::string what = fmt::format("{}: build log:{}", data_type_name(format), joined(log));
     EXPECT_EQ(convolutions, 53) << what;
     EXPECT_EQ(fused, convolutions) << what;
-    // Linear: the stem's only (the image, quantized from the network input).
-    EXPECT_EQ(linear_inputs, std::vector<std::string>{"conv1"}) << what;
+    // Every convolution reads channels-last, the stem too: the image's cast and quantize are one
+    // pointwise step that writes the quantized image channels-last.
+    EXPECT_EQ(linear_inputs, std::vector<std::string>{}) << what;
+    const cu::PlannedStep& image = steps.front();
+    ASSERT_TRUE(image.is_pointwise_chain(*net)) << what;
+    ASSERT_EQ(image.fused.size(), 2u) << what;
+    EXPECT_EQ(net->node(image.fused[1]).kind, OpKind::kQuantize) << what;
+    EXPECT_EQ(image.output_layouts[0], cu::Layout::kNhwc) << what;
     // The pool reads and writes channels-last (mixed, it would run a strided kernel: 0.39 ms
     // against 0.045 ms at width 64 on an H100, docs/perf/gpu-log.md 2026-12-06).
     const auto pool = std::find_if(steps.begin(), steps.end(),

@@ -67,12 +67,16 @@ class Lowering {
   }
 
  private:
-  // The single pointwise layer that alone reads `t`, if the chain may continue through it.
-  std::optional<size_t> chain_successor(Tensor t, const std::vector<bool>& taken) const {
+  // The single pointwise layer that alone reads `t`, if the chain may continue through it. A
+  // pointwise step (`chain`) may also end with a quantize layer: its program then writes the
+  // quantized tensor, never the value before it (pointwise_program.h, kQuantize). Other steps
+  // take a quantize only as a fused Q/DQ step's requantize (form_quantized_step).
+  std::optional<size_t> chain_successor(Tensor t, bool chain, const std::vector<bool>& taken) const {
     if (is_output_.count(t.id) || readers_[t.id].size() != 1) return std::nullopt;
     const size_t c = readers_[t.id][0];
     const Node& node = net_.node(c);
-    if (taken[c] || !is_pointwise(node.kind) || node.outputs.size() != 1) return std::nullopt;
+    const bool joins = is_pointwise(node.kind) || (chain && node.kind == OpKind::kQuantize && node.inputs[0] == t);
+    if (taken[c] || !joins || node.outputs.size() != 1) return std::nullopt;
     size_t reads = 0;  // add(x, x) reads t twice: still one reader
     for (Tensor in : node.inputs) reads += in == t;
     return reads >= 1 ? std::optional<size_t>(c) : std::nullopt;
@@ -102,7 +106,7 @@ class Lowering {
   Tensor grow_epilogue(PlannedStep& step, bool chain, const std::vector<bool>& taken,
                        std::vector<std::string>* log = nullptr) const {
     Tensor current = step.outputs[0];
-    while (auto next = chain_successor(current, taken)) {
+    while (auto next = chain_successor(current, chain, taken)) {
       PlannedStep grown = step;
       const Node& c = net_.node(*next);
       grown.fused.push_back(*next);

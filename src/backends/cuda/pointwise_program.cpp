@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "core/errors.h"
 
 namespace tensoracle::backends::cuda {
@@ -11,9 +13,10 @@ namespace {
 const char* code_name(PointwiseCode code) {
 #define TO_CODE_NAME_(Op, name, ...) name,
   static constexpr const char* kNames[] = {TENSORACLE_ELEMENTWISE_OPS(TO_CODE_NAME_) TENSORACLE_UNARY_OPS(TO_CODE_NAME_)
-                                               TENSORACLE_ACTIVATION_KINDS(TO_CODE_NAME_) "select", "cast"};
+                                               TENSORACLE_ACTIVATION_KINDS(TO_CODE_NAME_) "select", "cast",
+                                               "quantize"};
 #undef TO_CODE_NAME_
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(PointwiseCode::kCast) + 1,
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(PointwiseCode::kQuantize) + 1,
                 "one name per PointwiseCode");
   return kNames[static_cast<int>(code)];
 }
@@ -27,6 +30,43 @@ bool has_parameters(PointwiseCode code) {
     default: return false;
   }
 #undef TO_PARAMETERS_
+}
+
+bool is_wide_float(DataType t) {
+  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
+
+// The type register r holds (none for a register the program does not have).
+std::optional<DataType> register_type(const PointwiseProgram& program, int r) {
+  const size_t inputs = program.inputs.size();
+  if (r < 0) return std::nullopt;
+  if (static_cast<size_t>(r) < inputs) return program.inputs[static_cast<size_t>(r)].dtype;
+  if (static_cast<size_t>(r) < inputs + program.instrs.size()) return program.instrs[static_cast<size_t>(r) - inputs].type;
+  return std::nullopt;
+}
+
+// A quantize a program can compute: a floating value to int8 or fp8 e4m3 by one floating scale
+// that a program input holds (so every element reads the same one).
+Status check_pointwise_quantize(const PointwiseProgram& program, const Node& node, const TensorDesc& output,
+                                const std::vector<int>& operands) {
+  if (output.dtype != DataType::kInt8 && output.dtype != DataType::kFloat8E4M3)
+    return unsupported("layer '{}': quantizes to {} (a program quantizes to int8 or fp8e4m3)", node.name,
+                       data_type_name(output.dtype));
+  if (operands.size() != 2 || operands[1] < 0 || static_cast<size_t>(operands[1]) >= program.inputs.size())
+    return unsupported("layer '{}': a program's quantize reads its scale from a program input", node.name);
+  const TensorDesc& scale = program.inputs[static_cast<size_t>(operands[1])];
+  const auto count = scale.shape.element_count();
+  if (!count.is_ok() || *count != 1)
+    return unsupported("layer '{}': scale {} is not one value (per-channel quantize is a step of its own)", node.name,
+                       scale.shape.to_string());
+  if (!is_wide_float(scale.dtype))
+    return unsupported("layer '{}': scale type {} (a program's scale is fp32, fp16 or bf16)", node.name,
+                       data_type_name(scale.dtype));
+  const std::optional<DataType> value_type = register_type(program, operands[0]);
+  if (!value_type || !is_wide_float(*value_type))
+    return unsupported("layer '{}': quantizes {} (a program quantizes fp32, fp16 or bf16)", node.name,
+                       value_type ? data_type_name(*value_type) : "no register");
+  return Status::ok();
 }
 
 }  // namespace
@@ -76,6 +116,10 @@ Result<int> append_pointwise_node(PointwiseProgram& program, const Node& node, i
   } else if (node.attributes<SelectAttributes>()) {
     instr.code = PointwiseCode::kSelect;
     arity = 3;
+  } else if (node.attributes<QuantizeAttributes>()) {
+    TO_RETURN_IF_ERROR(check_pointwise_quantize(program, node, output, operands));
+    instr.code = PointwiseCode::kQuantize;
+    arity = 2;
   } else {
     return unsupported("layer '{}': {} is not a pointwise layer", node.name, op_kind_name(node.kind));
   }

@@ -34,6 +34,10 @@ enum class PointwiseCode : uint8_t {
 #undef TO_POINTWISE_CODE_
   kSelect,  // a != 0 ? b : c
   kCast,    // a, rounded to `type`
+  // A per-tensor quantize layer: fl32(a) / fl32(b) (one fp32 division), then int8 rint saturated
+  // to [-128, 127] (NaN -> 0) or fp8 e4m3 nearest even saturated to +-448, as `type` says
+  // (docs/quantization.md); b is the scale, one value broadcast.
+  kQuantize,
 };
 
 #define TO_POINTWISE_CODE_CASE_(Enum, Op) \
@@ -80,6 +84,8 @@ struct PointwiseProgram {
 // Appends the computation of pointwise `node` (whose concrete output type is `output`) reading
 // `operands` (one register per node input, in order) and returns the result's register.
 // `node_index` is recorded in the instruction. kUnsupported for a layer a program cannot hold.
+// A quantize layer counts as pointwise here when its scale is one value held by a program input
+// (the chain a pointwise step ends with, plan_lowering.cpp).
 Result<int> append_pointwise_node(PointwiseProgram& program, const Node& node, int64_t node_index,
                                   const TensorDesc& output, const std::vector<int>& operands);
 

@@ -310,6 +310,11 @@ void quantization_cases(std::vector<OpCase>& c) {
     add(c, "quantize", fmt::format("{} per channel", data_type_name(t)), [t](Network& n) {
       output(n, n.quantize(input(n, "x", {2, 3, 4}), constant(n, {3}, 3, kF32, 0.002, 0.02), QuantizeAttributes().set_output_type(t)));
     });
+    // The cuda backend ends the pointwise step before it with this quantize (kQuantize).
+    add(c, "quantize", fmt::format("{} of relu of a broadcast sum", data_type_name(t)), [t](Network& n) {
+      Tensor v = n.relu(n.add(input(n, "x", {5, 16}), input(n, "b", {16})));
+      output(n, n.quantize(v, constant(n, {1}, 4, kF32, 0.01, 0.02), QuantizeAttributes().set_output_type(t)));
+    });
     add(c, "dequantize", fmt::format("{} per channel axis 0", data_type_name(t)), [t](Network& n) {
       output(n, n.dequantize(input(n, "q", {3, 5}, t), constant(n, {3}, 3, kF32, 0.01, 0.1),
                              DequantizeAttributes().set_axis(0)));

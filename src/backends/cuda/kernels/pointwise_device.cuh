@@ -69,15 +69,24 @@ __device__ __forceinline__ float e4m3_to_float(uint8_t v) {
   if (magnitude == 0x7Fu) return __uint_as_float((v & 0x80u ? 0x80000000u : 0u) | 0x7FC00000u);
   return decode_minifloat<4, 3>(magnitude, (v & 0x80u) != 0);
 }
-// A quantize layer's store of v = x / scale (quantize_kernel.h): int8 rint (ties to even),
-// saturated to [-128, 127], NaN -> 0; fp8 e4m3 nearest even, saturated to +-448.
+// A quantize layer's int8 value of v = x / scale: rint (ties to even), saturated to
+// [-128, 127], NaN -> 0.
+__device__ __forceinline__ float int8_quantized(float v) {
+  const float r = v != v ? 0.0f : rintf(v);
+  return r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r;
+}
+// A quantize layer's store of v = x / scale (quantize_kernel.h): int8 as int8_quantized; fp8
+// e4m3 nearest even, saturated to +-448.
 __device__ __forceinline__ void store_quantized(void* y, int64_t i, DataType type, float v) {
   if (type == DataType::kFloat8E4M3) {
     static_cast<uint8_t*>(y)[i] = float_to_e4m3(v, /*saturate=*/true);
     return;
   }
-  const float r = v != v ? 0.0f : rintf(v);
-  static_cast<int8_t*>(y)[i] = static_cast<int8_t>(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
+  static_cast<int8_t*>(y)[i] = static_cast<int8_t>(int8_quantized(v));
+}
+// The value store_quantized stores, as a float (exact: every int8 and e4m3 value is one).
+__device__ __forceinline__ float quantized_value(float v, DataType type) {
+  return type == DataType::kFloat8E4M3 ? e4m3_to_float(float_to_e4m3(v, /*saturate=*/true)) : int8_quantized(v);
 }
 __device__ __forceinline__ uint8_t float_to_e5m2(float f) {
   const uint32_t bits = __float_as_uint(f);

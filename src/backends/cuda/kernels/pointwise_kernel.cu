@@ -170,6 +170,10 @@ __device__ __forceinline__ void evaluate(const PointwiseKernelInstr& in, const t
       return lanes(A, B, C, R, [&](T a, T, T) { return a != a ? a : a * clamp(alpha * a + beta, zero, one); });
     case PointwiseCode::kSelect: return lanes(A, B, C, R, [&](T a, T b, T c) { return a != zero ? b : c; });
     case PointwiseCode::kCast: return lanes(A, B, C, R, [&](T a, T, T) { return a; });
+    case PointwiseCode::kQuantize:  // one fp32 division whatever T is, as the reference's quantize
+      return lanes(A, B, C, R, [&](T a, T b, T) {
+        return static_cast<T>(device::quantized_value(static_cast<float>(a) / static_cast<float>(b), in.type));
+      });
   }
   return lanes(A, B, C, R, [&](T, T, T) { return nan; });
 }
@@ -307,6 +311,49 @@ __device__ __forceinline__ void fill_lanes(float value, float (&to)[N]) {
   for (int l = 0; l < N; ++l) to[l] = value;
 }
 
+// The storage byte of a quantized (int8 or fp8 e4m3) value `v`, already representable.
+__device__ __forceinline__ uint8_t code_of(float v, DataType type) {
+  return type == DataType::kFloat8E4M3 ? device::float_to_e4m3(v, /*saturate=*/false)
+                                       : static_cast<uint8_t>(static_cast<int8_t>(v));
+}
+
+// The N lanes' codes as N bytes, one aligned store (N is 4 or 8).
+template <int N>
+__device__ __forceinline__ void store_codes(uint8_t* p, DataType type, const float (&v)[N]) {
+  static_assert(N == 4 || N == 8, "4 or 8 lanes");
+  uint32_t words[2] = {0, 0};
+#pragma unroll
+  for (int l = 0; l < N; ++l) words[l / 4] |= static_cast<uint32_t>(code_of(v[l], type)) << (8 * (l % 4));
+  if (N == 8) *reinterpret_cast<uint2*>(p) = make_uint2(words[0], words[1]);
+  else *reinterpret_cast<uint32_t*>(p) = words[0];
+}
+
+// Writes output elements first .. first + valid - 1: lanes of S, or codes where args.out_type is
+// the quantized type a final kQuantize produced (a uniform branch, once per vector).
+template <typename S, int N>
+__device__ __forceinline__ void store_output(const PointwiseKernelArgs& args, int64_t first, int valid,
+                                             const float (&v)[N]) {
+  if (args.out_type != args.lane_type) {
+    uint8_t* out = static_cast<uint8_t*>(args.out) + first;
+    if (valid == N) {
+      store_codes<N>(out, args.out_type, v);
+    } else {
+#pragma unroll
+      for (int l = 0; l < N; ++l)
+        if (l < valid) out[l] = code_of(v[l], args.out_type);
+    }
+    return;
+  }
+  S* out = static_cast<S*>(args.out) + first;
+  if (valid == N) {
+    store_lanes<S, N>(out, v);
+  } else {
+#pragma unroll
+    for (int l = 0; l < N; ++l)
+      if (l < valid) out[l] = device::from_float<S>(v[l]);
+  }
+}
+
 // kStrided: the coordinates of a vector's first element, innermost dim first (c[j] is the
 // coordinate along dim rank - 1 - j). Indexed only by unrolled loops, so they stay in registers;
 // the host guarantees fewer than 2^31 elements, so coordinates and offsets fit 32 bits.
@@ -374,10 +421,10 @@ template <typename S, bool kStrided, int N>
 __device__ __forceinline__ void load_input(const PointwiseKernelArgs& args, int k, int64_t first, int valid,
                                            const Coordinates& at, float (&x)[N]) {
   const PointwiseInput mode = args.in_mode[k];
-  if (!kStrided) {  // every input has type S, is contiguous (kVector) or a scalar (kBroadcast)
+  if (!kStrided) {  // every input has type S and is contiguous (kVector), or is a scalar (kBroadcast)
     const S* p = static_cast<const S*>(args.in[k]);
     if (mode == PointwiseInput::kBroadcast) {
-      fill_lanes(device::to_float<S>(p[0]), x);
+      fill_lanes(device::load<float>(args.in[k], 0, args.in_type[k]), x);  // a scalar of its own type
     } else if (valid == N) {
       load_lanes<S, N>(p + first, x);
     } else {
@@ -436,14 +483,7 @@ __global__ void __launch_bounds__(512) pointwise_vector_kernel(const __grid_cons
       round_lanes<N>(last, in.type);
       if (kKept && args.kept_slot[own] >= 0) copy_lanes(last, kept[args.kept_slot[own]]);
     }
-    S* out = static_cast<S*>(args.out) + first;
-    if (valid == N) {
-      store_lanes<S, N>(out, last);
-    } else {
-#pragma unroll
-      for (int l = 0; l < N; ++l)
-        if (l < valid) out[l] = device::from_float<S>(last[l]);
-    }
+    store_output<S, N>(args, first, valid, last);
   }
 }
 
@@ -495,7 +535,7 @@ __global__ void __launch_bounds__(512) pointwise_activation_kernel(const __grid_
 template <typename S>
 bool launch_activation(const PointwiseKernelArgs& args, int threads, cudaStream_t stream) {
   const PointwiseKernelInstr& in = args.instrs[0];
-  if (args.vector != PointwiseVector::kFlat || args.num_inputs != 1 || args.num_instrs != 1 || in.operands != 1 ||
+  if (args.vector != PointwiseVector::kFlat || args.out_type != args.lane_type || args.num_inputs != 1 || args.num_instrs != 1 || in.operands != 1 ||
       in.a != 0 || args.in_mode[0] != PointwiseInput::kVector)
     return false;
   const int64_t per_thread = Lanes<S>::kWidth * kUnroll;
@@ -541,7 +581,7 @@ cudaError_t launch_pointwise_kernel(const PointwiseKernelArgs& args, int threads
   if (args.count == 0) return cudaSuccess;
   if (threads <= 0 || threads > 512 || threads % 32 || args.num_instrs <= 0) return cudaErrorInvalidValue;
   if (args.vector != PointwiseVector::kNone && !args.fp64) {
-    switch (args.out_type) {
+    switch (args.lane_type) {
       case DataType::kFloat32: launch_vector<float>(args, threads, stream); return cudaGetLastError();
       case DataType::kFloat16: launch_vector<__half>(args, threads, stream); return cudaGetLastError();
       case DataType::kBFloat16: launch_vector<__nv_bfloat16>(args, threads, stream); return cudaGetLastError();

@@ -6,10 +6,11 @@
 // bit-identical results:
 // - the interpreter: one element per thread, any geometry, any types, fp32 or fp64 compute;
 // - the vector kernel, chosen by the host for the common cases (PointwiseVector): the output of
-//   one type among fp32/fp16/bf16 and contiguous, fp32 compute. Each thread takes 16 bytes of
-//   consecutive output elements (8 fp16/bf16 or 4 fp32), reads each input for them as
-//   PointwiseInput says (one 16-byte load, one broadcast value, or lane by lane), decodes each
-//   instruction once for the whole vector and stores 16 bytes. A one-input program of one common
+//   one type among fp32/fp16/bf16, or int8/fp8 written by a final quantize, contiguous, fp32
+//   compute. Each thread takes 16 bytes of lanes (8 fp16/bf16 or 4 fp32: lane_type) of
+//   consecutive output elements, reads each input for them as PointwiseInput says (one 16-byte
+//   load, one broadcast value, or lane by lane), decodes each instruction once for the whole
+//   vector and stores 16 bytes (a quantized output: one byte per lane). A one-input program of one common
 //   activation over a flat geometry runs a copy of it specialized for that activation, 4 vectors
 //   per thread with every load issued before any compute.
 #pragma once
@@ -41,8 +42,8 @@ struct PointwiseKernelInstr {
 // The vector kernel's geometries (the host checks every condition; the kernel trusts them).
 enum class PointwiseVector : uint8_t {
   kNone,  // the interpreter
-  // Merged rank <= 1: the output contiguous, every input of the output's type and contiguous
-  // (its pointer 16-byte aligned) or a scalar. A scalar loop finishes the last count % width
+  // Merged rank <= 1: the output contiguous, every input of the lane type and contiguous (its
+  // pointer 16-byte aligned) or a scalar (of any of fp32/fp16/bf16). A scalar loop finishes the last count % width
   // elements.
   kFlat,
   // Any merged rank >= 1 with the output contiguous, fewer than 2^31 elements, every input
@@ -53,7 +54,7 @@ enum class PointwiseVector : uint8_t {
 
 // How the vector kernel reads one input for a vector of N consecutive output elements.
 enum class PointwiseInput : uint8_t {
-  // One 16-byte load: the input has the output's type, walks the innermost dim with stride 1,
+  // One 16-byte load: the input has the lane type, walks the innermost dim with stride 1,
   // that dim is a multiple of N, its pointer and every outer stride (in bytes) are multiples of 16.
   kVector,
   // One value for all N lanes: stride 0 along an innermost dim that is a multiple of N (kFlat:
@@ -76,6 +77,10 @@ struct PointwiseKernelArgs {
   int64_t in_stride[kMaxPointwiseInputs][kMaxPointwiseRank] = {};
   DataType in_type[kMaxPointwiseInputs] = {};
   DataType out_type = DataType::kFloat32;
+  // The vector kernel's lane type: the output's type, or, for a program ending in a quantize
+  // (kQuantize) to int8 or fp8, the type of the value it quantizes; lanes are 16 bytes of it, and
+  // the output stores one code per lane.
+  DataType lane_type = DataType::kFloat32;
   const void* in[kMaxPointwiseInputs] = {};
   void* out = nullptr;
   PointwiseKernelInstr instrs[kMaxPointwiseInstrs] = {};

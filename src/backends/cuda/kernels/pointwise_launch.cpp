@@ -40,7 +40,7 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 // The vector kernel's geometry for merged arguments `a` (pointers aside: vector_path() checks
 // those), or kNone where only the interpreter applies.
 PointwiseVector plan_vector(const PointwiseKernelArgs& a) {
-  if (a.fp64 || a.count == 0 || !is_vector_type(a.out_type)) return PointwiseVector::kNone;
+  if (a.fp64 || a.count == 0 || !is_vector_type(a.lane_type)) return PointwiseVector::kNone;
   for (int k = 0; k < a.num_inputs; ++k)
     if (!is_vector_type(a.in_type[k])) return PointwiseVector::kNone;
   // The output contiguous in the merged order.
@@ -53,13 +53,23 @@ PointwiseVector plan_vector(const PointwiseKernelArgs& a) {
     bool flat = true;
     for (int k = 0; k < a.num_inputs; ++k) {
       const int64_t stride = a.rank ? a.in_stride[k][0] : 0;
-      flat = flat && a.in_type[k] == a.out_type && (stride == 0 || stride == 1);
+      flat = flat && (stride == 0 || (stride == 1 && a.in_type[k] == a.lane_type));
     }
     if (flat) return PointwiseVector::kFlat;
   }
   // kStrided: 32-bit coordinates, at least one dim to walk.
   if (a.rank == 0 || a.count >= (int64_t{1} << 31)) return PointwiseVector::kNone;
   return PointwiseVector::kStrided;
+}
+
+// The vector kernel's lane type (PointwiseKernelArgs::lane_type): the output's, or that of the
+// value a final quantize reads.
+DataType lane_type_of(const PointwiseProgram& program) {
+  const PointwiseInstr& last = program.instrs.back();
+  if (last.code != PointwiseCode::kQuantize) return last.type;
+  const int inputs = static_cast<int>(program.inputs.size());
+  return last.a < inputs ? program.inputs[static_cast<size_t>(last.a)].dtype
+                         : program.instrs[static_cast<size_t>(last.a - inputs)].type;
 }
 
 // Gives each computed register read by an instruction other than the one right after it a slot
@@ -135,6 +145,7 @@ Result<PointwiseLaunch> PointwiseLaunch::prepare(const PointwiseProgram& program
     fp32 = fp32 && fits_fp32(in.type);
   }
   a.fp64 = !fp32;
+  a.lane_type = lane_type_of(program);
 
   TO_ASSIGN_OR_RETURN(int64_t count, output.shape.element_count());
   a.count = count;
@@ -185,14 +196,14 @@ Result<PointwiseLaunch> PointwiseLaunch::prepare(const PointwiseProgram& program
 }
 
 PointwiseInput plan_vector_input(const PointwiseKernelArgs& args, PointwiseVector vector, int k, const void* pointer) {
-  const int64_t width = vector_width(args.out_type);
+  const int64_t width = vector_width(args.lane_type);
   if (vector == PointwiseVector::kFlat)
     return args.rank == 0 || args.in_stride[k][0] == 0 ? PointwiseInput::kBroadcast : PointwiseInput::kVector;
   const int inner = args.rank - 1;
   if (args.shape[inner] % width != 0) return PointwiseInput::kGather;  // a vector's lanes span rows
   const int64_t stride = args.in_stride[k][inner];
   if (stride == 0) return PointwiseInput::kBroadcast;
-  if (stride != 1 || args.in_type[k] != args.out_type || !aligned(pointer)) return PointwiseInput::kGather;
+  if (stride != 1 || args.in_type[k] != args.lane_type || !aligned(pointer)) return PointwiseInput::kGather;
   const int64_t bytes = static_cast<int64_t>(data_type_size(args.in_type[k]));
   for (int d = 0; d < inner; ++d)
     if (args.in_stride[k][d] * bytes % 16 != 0) return PointwiseInput::kGather;
