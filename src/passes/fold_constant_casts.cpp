@@ -42,10 +42,14 @@ Result<Network> optimize_for_inference(const Network& network, std::vector<std::
   if (log && count(folded, OpKind::kCast) != count(cast_free, OpKind::kCast))
     log->push_back(fmt::format("fold_constant_casts: {} cast(s) of constants folded",
                                count(folded, OpKind::kCast) - count(cast_free, OpKind::kCast)));
-  TO_ASSIGN_OR_RETURN(Network quantized, fold_constant_quantize(cast_free));
-  if (log && count(cast_free, OpKind::kQuantize) != count(quantized, OpKind::kQuantize))
+  TO_ASSIGN_OR_RETURN(Network attended, fuse_attention(cast_free));
+  if (log && count(cast_free, OpKind::kAttention) != count(attended, OpKind::kAttention))
+    log->push_back(fmt::format("fuse_attention: {} attention pattern(s) became attention layers",
+                               count(attended, OpKind::kAttention) - count(cast_free, OpKind::kAttention)));
+  TO_ASSIGN_OR_RETURN(Network quantized, fold_constant_quantize(attended));
+  if (log && count(attended, OpKind::kQuantize) != count(quantized, OpKind::kQuantize))
     log->push_back(fmt::format("fold_constant_quantize: {} quantize layer(s) of constants folded",
-                               count(cast_free, OpKind::kQuantize) - count(quantized, OpKind::kQuantize)));
+                               count(attended, OpKind::kQuantize) - count(quantized, OpKind::kQuantize)));
   TO_ASSIGN_OR_RETURN(Network merged, merge_duplicate_quantize(quantized));
   if (log && count(quantized, OpKind::kQuantize) != count(merged, OpKind::kQuantize))
     log->push_back(fmt::format("merge_duplicate_quantize: {} quantize layer(s) of a tensor already quantized so merged",

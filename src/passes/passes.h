@@ -17,6 +17,17 @@ namespace tensoracle::passes {
 // constants' values before any cast and rounded once to the convolution's weight type.
 Result<Network> fold_batch_norm(const Network& network);
 
+// Attention written out as layers -- matmul(softmax(matmul(q, k^T) [* c | / c] [+ mask]), v), the
+// softmax over the last axis, c a constant scalar, every intermediate read only by the next layer
+// -- becomes one attention layer with scale c (1/c; 1 without one) and that mask. k^T given as a
+// transpose of k (an ONNX export's Transpose(0, 2, 3, 1) of the head split) becomes the transpose
+// that makes k [..., Lk, d] from the same source, none where the two cancel; a product that
+// transposes its second operand reads k directly. Results change by rounding: the attention
+// kernel keeps the scores, their scaling, the mask sum and the probabilities in fp32 (the
+// reference: fp64) where the layers round each to the network's type. Exported transformers
+// (ONNX) then run the fused attention kernels hand-written graphs get.
+Result<Network> fuse_attention(const Network& network);
+
 // A cast of a constant becomes a constant of the cast's type (exact rounding to nearest even).
 Result<Network> fold_constant_casts(const Network& network);
 

@@ -230,6 +230,146 @@ TEST(MergeDuplicateQuantize, QuantizeLayersOfOneTensorWithEqualScalesBecomeOne) 
   }
 }
 
+// Attention as a Hugging Face BERT exports it to ONNX: heads split by reshape + transpose, k^T
+// as one Transpose(0, 2, 3, 1), the scores scaled by a constant, an additive [N, 1, 1, L] mask,
+// softmax over the last axis, the product with v, heads merged back.
+struct WrittenOutAttention {
+  enum class Scaling { kMul, kDiv, kNone };
+  Scaling scaling = Scaling::kMul;
+  bool mask = true;
+  bool key_transposed_by_the_product = false;  // matmul(q, k, transpose_b) instead of a Transpose
+  int64_t softmax_axis = -1;
+  bool scores_are_an_output = false;
+
+  static constexpr int64_t kN = 2, kL = 5, kHeads = 3, kD = 4;
+
+  Network build() const {
+    Network n;
+    const auto heads = [&](Tensor x, std::vector<int64_t> perm) {
+      return n.transpose(n.reshape(x, ReshapeAttributes().set_shape({kN, kL, kHeads, kD})),
+                         TransposeAttributes().set_perm(std::move(perm)));
+    };
+    const Dims hidden{kN, kL, kHeads * kD};
+    Tensor q = heads(n.add_input("q", DataType::kFloat32, hidden), {0, 2, 1, 3});
+    Tensor v = heads(n.add_input("v", DataType::kFloat32, hidden), {0, 2, 1, 3});
+    Tensor k_in = n.add_input("k", DataType::kFloat32, hidden);
+    Tensor scores = key_transposed_by_the_product
+                        ? n.matmul(q, heads(k_in, {0, 2, 1, 3}), MatMulAttributes().set_transpose_b(true))
+                        : n.matmul(q, heads(k_in, {0, 2, 3, 1}));
+    if (scores_are_an_output) n.mark_output(scores, "scores");
+    HostArray c = HostArray::zeros(DataType::kFloat32, {}).value();
+    c.data_as<float>()[0] = scaling == Scaling::kDiv ? 2.0f : 0.5f;
+    if (scaling == Scaling::kMul) scores = n.mul(scores, n.add_constant(std::move(c)));
+    if (scaling == Scaling::kDiv) scores = n.div(scores, n.add_constant(std::move(c)));
+    if (mask) scores = n.add(scores, n.add_input("mask", DataType::kFloat32, {kN, 1, 1, kL}));
+    Tensor probabilities = n.softmax(scores, SoftmaxAttributes().set_axis(softmax_axis));
+    Tensor out = n.transpose(n.matmul(probabilities, v), TransposeAttributes().set_perm({0, 2, 1, 3}));
+    n.mark_output(n.reshape(out, ReshapeAttributes().set_shape({kN, kL, kHeads * kD})), "y");
+    EXPECT_TRUE(n.status().is_ok()) << n.status().to_string();
+    return n;
+  }
+
+  NamedArrays inputs() const {
+    NamedArrays in;
+    in["q"] = seeded(DataType::kFloat32, {kN, kL, kHeads * kD}, 1);
+    in["k"] = seeded(DataType::kFloat32, {kN, kL, kHeads * kD}, 2);
+    in["v"] = seeded(DataType::kFloat32, {kN, kL, kHeads * kD}, 3);
+    HostArray m = HostArray::zeros(DataType::kFloat32, {kN, 1, 1, kL}).value();
+    m.data_as<float>()[kL - 1] = -1e4f;  // the first sequence's last position masked out
+    if (mask) in["mask"] = std::move(m);
+    return in;
+  }
+};
+
+NamedArrayViews views(const NamedArrays& arrays) {
+  NamedArrayViews out;
+  for (const auto& [name, array] : arrays) out[name] = array.view();
+  return out;
+}
+
+TEST(FuseAttention, AnExportedBertAttentionBecomesOneLayerWithTheSameResult) {
+  using S = WrittenOutAttention::Scaling;
+  for (const S scaling : {S::kMul, S::kDiv, S::kNone}) {
+    for (const bool mask : {true, false}) {
+      for (const bool transpose_b : {false, true}) {
+        WrittenOutAttention a;
+        a.scaling = scaling;
+        a.mask = mask;
+        a.key_transposed_by_the_product = transpose_b;
+        SCOPED_TRACE(::testing::Message() << "scaling " << static_cast<int>(scaling) << ", mask " << mask
+                                          << ", transpose_b " << transpose_b);
+        const Network written = a.build();
+        std::vector<std::string> log;
+        auto fused = optimize_for_inference(written, &log);
+        ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+        EXPECT_EQ(count(*fused, OpKind::kAttention), 1u);
+        EXPECT_EQ(count(*fused, OpKind::kSoftmax), 0u);
+        EXPECT_EQ(count(*fused, OpKind::kMatMul), 0u);
+        EXPECT_EQ(count(*fused, OpKind::kElementwise), 0u);
+        // q, k and v each split by the same transpose (0, 2, 1, 3): k's two transposes cancel
+        // into it; one more merges the heads back.
+        EXPECT_EQ(count(*fused, OpKind::kTranspose), 4u);
+        for (size_t i = 0; i < fused->num_nodes(); ++i) {
+          if (const auto* t = fused->node(i).attributes<TransposeAttributes>()) {
+            EXPECT_EQ(t->perm, (std::vector<int64_t>{0, 2, 1, 3}));
+          }
+        }
+        EXPECT_NE(std::find(log.begin(), log.end(), "fuse_attention: 1 attention pattern(s) became attention layers"),
+                  log.end());
+        const NamedArrays in = a.inputs();
+        const NamedArrays before = run_cpu(written, views(in));
+        const NamedArrays after = run_cpu(*fused, views(in));
+        auto cmp = compare_outputs(after.at("y").view(), before.at("y").view());
+        ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
+        EXPECT_LT(cmp->rel_l2_error, 1e-6);  // fp32 layers rounding apart, the layer once
+      }
+    }
+  }
+}
+
+// k^T that no transpose produces (here a network input already [N, heads, d, L]) is read
+// through one transpose of its last two dims.
+TEST(FuseAttention, AKeyGivenTransposedIsReadThroughATranspose) {
+  Network n;
+  Tensor q = n.add_input("q", DataType::kFloat32, {2, 3, 5, 4});
+  Tensor kt = n.add_input("kt", DataType::kFloat32, {2, 3, 4, 6});
+  Tensor v = n.add_input("v", DataType::kFloat32, {2, 3, 6, 7});
+  n.mark_output(n.matmul(n.softmax(n.matmul(q, kt)), v), "y");
+  ASSERT_TRUE(n.status().is_ok()) << n.status().to_string();
+  auto fused = optimize_for_inference(n);
+  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+  ASSERT_EQ(count(*fused, OpKind::kAttention), 1u);
+  ASSERT_EQ(count(*fused, OpKind::kTranspose), 1u);
+  for (size_t i = 0; i < fused->num_nodes(); ++i) {
+    if (const auto* t = fused->node(i).attributes<TransposeAttributes>()) {
+      EXPECT_EQ(t->perm, (std::vector<int64_t>{0, 1, 3, 2}));
+    }
+    if (const auto* a = fused->node(i).attributes<AttentionAttributes>()) {
+      EXPECT_EQ(a->scale, std::optional<double>(1.0)) << "no scaling layer: scale 1, not 1/sqrt(d)";
+    }
+  }
+  NamedArrays in;
+  in["q"] = seeded(DataType::kFloat32, {2, 3, 5, 4}, 4);
+  in["kt"] = seeded(DataType::kFloat32, {2, 3, 4, 6}, 5);
+  in["v"] = seeded(DataType::kFloat32, {2, 3, 6, 7}, 6);
+  auto cmp = compare_outputs(run_cpu(*fused, views(in)).at("y").view(), run_cpu(n, views(in)).at("y").view());
+  ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
+  EXPECT_LT(cmp->rel_l2_error, 1e-6);
+}
+
+TEST(FuseAttention, LeavesPatternsThatAreNotAttention) {
+  WrittenOutAttention over_queries;
+  over_queries.softmax_axis = 2;  // normalizes over the queries, not the keys
+  WrittenOutAttention scores_read_elsewhere;
+  scores_read_elsewhere.scores_are_an_output = true;
+  for (const WrittenOutAttention& a : {over_queries, scores_read_elsewhere}) {
+    auto fused = fuse_attention(a.build());
+    ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+    EXPECT_EQ(count(*fused, OpKind::kAttention), 0u);
+    EXPECT_EQ(count(*fused, OpKind::kSoftmax), 1u);
+  }
+}
+
 TEST(RemoveDeadLayers, KeepsOnlyWhatReachesAnOutput) {
   Network net;
   Tensor x = net.add_input("x", DataType::kFloat32, {4});
