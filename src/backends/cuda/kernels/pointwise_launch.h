@@ -8,8 +8,9 @@
 //   const void* in[] = {anchor_output, bias};
 //   TO_RETURN_IF_ERROR(launch_.run(in, output, ctx.stream));
 //
-// The output may alias input 0 when both have the same shape and layout (each element is read
-// before it is written, by the same thread).
+// The output may alias input 0 when both have the same shape, type and layout (each element is
+// read before it is written, by the same thread); never where a final quantize writes one byte
+// for each element of a wider input (a thread's bytes would overlap another's unread input).
 #pragma once
 
 #include <cuda_runtime_api.h>
