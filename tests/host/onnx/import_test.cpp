@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
+#include "backends/registry.h"
 #include "host/cli_run.h"
 #include "host/onnx/onnx_test_models.h"
 #include "tensoracle/build.h"
@@ -12,6 +14,7 @@
 #include "tensoracle/hashing.h"
 #include "tensoracle/npy.h"
 #include "tensoracle/onnx.h"
+#include "passes/passes.h"
 
 namespace tensoracle::testing {
 namespace {
@@ -25,6 +28,79 @@ onnx::ModelProto add_relu_model() {
   add_node(m, "Relu", {"sum"}, {"y"}, "relu");
   add_output(m, "y");
   return m;
+}
+
+// Self-attention as the TorchScript exporter writes Hugging Face's BERT (opset 20): heads split
+// by Reshape + Transpose(0, 2, 1, 3), k^T as Transpose(0, 2, 3, 1), the scores scaled by a
+// constant, an additive [N, 1, 1, L] mask, Softmax over the last axis, the product with v, heads
+// merged back. q, k and v are graph inputs [N, L, heads * d].
+onnx::ModelProto exported_attention_model() {
+  constexpr int64_t kN = 2, kL = 6, kHeads = 2, kD = 4;
+  onnx::ModelProto m = onnx_model(20);
+  for (const char* name : {"q", "k", "v"}) add_input(m, name, {kN, kL, kHeads * kD});
+  add_input(m, "mask", {kN, 1, 1, kL});
+  add_int64_initializer(m, "split", {4}, {kN, kL, kHeads, kD});
+  add_int64_initializer(m, "merged", {3}, {kN, kL, kHeads * kD});
+  add_initializer(m, "scaling", {}, {0.5f});
+  const auto transpose = [&](const std::string& in, const std::string& out, const std::vector<int64_t>& perm) {
+    onnx::AttributeProto* a = add_node(m, "Transpose", {in}, {out})->add_attribute();
+    a->set_name("perm");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t p : perm) a->add_ints(p);
+  };
+  for (const char* name : {"q", "k", "v"}) add_node(m, "Reshape", {name, "split"}, {std::string(name) + "4"});
+  transpose("q4", "qh", {0, 2, 1, 3});
+  transpose("k4", "kt", {0, 2, 3, 1});
+  transpose("v4", "vh", {0, 2, 1, 3});
+  add_node(m, "MatMul", {"qh", "kt"}, {"scores"});
+  add_node(m, "Mul", {"scores", "scaling"}, {"scaled"});
+  add_node(m, "Add", {"scaled", "mask"}, {"masked"});
+  add_int_attribute(add_node(m, "Softmax", {"masked"}, {"probs"}), "axis", -1);
+  add_node(m, "MatMul", {"probs", "vh"}, {"context"});
+  transpose("context", "context_t", {0, 2, 1, 3});
+  add_node(m, "Reshape", {"context_t", "merged"}, {"y"});
+  add_output(m, "y");
+  return m;
+}
+
+// The cuda planner's passes make the exported pattern one attention layer (the fused kernels a
+// hand-written graph gets), computing what the imported layers compute.
+TEST(OnnxImport, AnExportedAttentionBecomesOneAttentionLayer) {
+  TempDir dir;
+  auto model = network_from_onnx(write_model(dir, exported_attention_model()));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  std::vector<std::string> log;
+  auto optimized = passes::optimize_for_inference(model->network, &log);
+  ASSERT_TRUE(optimized.is_ok()) << optimized.status().to_string();
+  std::map<OpKind, int> kinds;
+  for (size_t i = 0; i < optimized->num_nodes(); ++i) ++kinds[optimized->node(i).kind];
+  EXPECT_EQ(kinds[OpKind::kAttention], 1);
+  EXPECT_EQ(kinds[OpKind::kSoftmax], 0);
+  EXPECT_EQ(kinds[OpKind::kMatMul], 0);
+  EXPECT_EQ(kinds[OpKind::kTranspose], 4) << "q, k and v split by (0, 2, 1, 3), the context merged back";
+
+  NamedArrays inputs;
+  unsigned seed = 11;
+  for (const char* name : {"q", "k", "v"}) {
+    HostArray a = HostArray::zeros(DataType::kFloat32, {2, 6, 8}).value();
+    for (int64_t i = 0; i < a.element_count(); ++i) {
+      seed = seed * 1664525u + 1013904223u;
+      a.data_as<float>()[i] = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) - 0.5f;
+    }
+    inputs[name] = std::move(a);
+  }
+  HostArray mask = HostArray::zeros(DataType::kFloat32, {2, 1, 1, 6}).value();
+  mask.data_as<float>()[5] = -1e4f;
+  inputs["mask"] = std::move(mask);
+  NamedArrayViews views;
+  for (const auto& [name, array] : inputs) views[name] = array.view();
+  auto cpu = backends::create_backend("cpu").value();
+  auto before = cpu->execute(model->network, views);
+  auto after = cpu->execute(*optimized, views);
+  ASSERT_TRUE(before.is_ok() && after.is_ok());
+  auto cmp = compare_outputs(after->at("y").view(), before->at("y").view());
+  ASSERT_TRUE(cmp.is_ok()) << cmp.status().to_string();
+  EXPECT_LT(cmp->rel_l2_error, 1e-6);
 }
 
 TEST(OnnxImport, SymbolicDimsBecomeDynamicInputs) {
