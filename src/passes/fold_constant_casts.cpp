@@ -28,43 +28,4 @@ Result<Network> fold_constant_casts(const Network& network) {
   });
 }
 
-Result<Network> optimize_for_inference(const Network& network, std::vector<std::string>* log) {
-  auto count = [](const Network& n, OpKind kind) {
-    size_t c = 0;
-    for (size_t i = 0; i < n.num_nodes(); ++i) c += n.node(i).kind == kind;
-    return c;
-  };
-  TO_ASSIGN_OR_RETURN(Network folded, fold_batch_norm(network));
-  if (log && count(network, OpKind::kBatchNorm) != count(folded, OpKind::kBatchNorm))
-    log->push_back(fmt::format("fold_batch_norm: {} batch norm layer(s) folded into convolutions",
-                               count(network, OpKind::kBatchNorm) - count(folded, OpKind::kBatchNorm)));
-  TO_ASSIGN_OR_RETURN(Network cast_free, fold_constant_casts(folded));
-  if (log && count(folded, OpKind::kCast) != count(cast_free, OpKind::kCast))
-    log->push_back(fmt::format("fold_constant_casts: {} cast(s) of constants folded",
-                               count(folded, OpKind::kCast) - count(cast_free, OpKind::kCast)));
-  TO_ASSIGN_OR_RETURN(Network attended, fuse_attention(cast_free));
-  if (log && count(cast_free, OpKind::kAttention) != count(attended, OpKind::kAttention))
-    log->push_back(fmt::format("fuse_attention: {} attention pattern(s) became attention layers",
-                               count(attended, OpKind::kAttention) - count(cast_free, OpKind::kAttention)));
-  TO_ASSIGN_OR_RETURN(Network quantized, fold_constant_quantize(attended));
-  if (log && count(attended, OpKind::kQuantize) != count(quantized, OpKind::kQuantize))
-    log->push_back(fmt::format("fold_constant_quantize: {} quantize layer(s) of constants folded",
-                               count(attended, OpKind::kQuantize) - count(quantized, OpKind::kQuantize)));
-  TO_ASSIGN_OR_RETURN(Network merged, merge_duplicate_quantize(quantized));
-  if (log && count(quantized, OpKind::kQuantize) != count(merged, OpKind::kQuantize))
-    log->push_back(fmt::format("merge_duplicate_quantize: {} quantize layer(s) of a tensor already quantized so merged",
-                               count(quantized, OpKind::kQuantize) - count(merged, OpKind::kQuantize)));
-  TO_ASSIGN_OR_RETURN(Network transposed, transpose_dequantized_weights(merged));
-  const auto transposed_products = [](const Network& n) {
-    size_t c = 0;
-    for (size_t i = 0; i < n.num_nodes(); ++i)
-      if (const auto* mm = n.node(i).attributes<MatMulAttributes>(); mm && mm->transpose_b) ++c;
-    return c;
-  };
-  if (log && transposed_products(transposed) != transposed_products(merged))
-    log->push_back(fmt::format("transpose_dequantized_weights: {} quantized weight(s) stored transposed",
-                               transposed_products(transposed) - transposed_products(merged)));
-  return remove_dead_layers(transposed);
-}
-
 }  // namespace tensoracle::passes

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -224,6 +225,13 @@ class OnGpu : public ::testing::Test {
   // Runs `net` through the cuda backend (planned, fused, run once) and compares every output with
   // the CPU backend.
   void check_backend(const Network& net, const NamedArrays& inputs, Match match) {
+    check_backend(net, inputs, [match](const std::string& what, const HostArray& got, const HostArray& want) {
+      expect_matches(what, got, want, match);
+    });
+  }
+  // The same, each output compared by `compare(what, got, want)`.
+  void check_backend(const Network& net, const NamedArrays& inputs,
+                     const std::function<void(const std::string&, const HostArray&, const HostArray&)>& compare) {
     auto cpu = backends::create_backend(backends::kReferenceBackend);
     auto gpu = backends::create_backend("cuda");
     ASSERT_TRUE(cpu.is_ok());
@@ -234,7 +242,7 @@ class OnGpu : public ::testing::Test {
     ASSERT_TRUE(got.is_ok()) << got.status().message();
     for (const auto& [name, array] : *want) {
       ASSERT_TRUE(got->count(name)) << name;
-      expect_matches("cuda backend output '" + name + "'", got->at(name), array, match);
+      compare("cuda backend output '" + name + "'", got->at(name), array);
     }
   }
 

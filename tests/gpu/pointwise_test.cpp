@@ -711,21 +711,6 @@ void expect_codes_near(const std::string& what, const HostArray& got, const Host
   EXPECT_LE(off, max_off) << what << ": " << off << " of " << want.element_count() << " elements differ";
 }
 
-// Runs `n` on the cpu and cuda backends and compares every output with expect_codes_near.
-void expect_quantized_outputs_near(const Network& n, const NamedArrays& inputs, int max_steps, int64_t max_off) {
-  auto cpu = create_backend("cpu");
-  auto gpu = create_backend("cuda");
-  ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
-  auto want = (*cpu)->execute(n, views_of(inputs));
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  auto got = (*gpu)->execute(n, views_of(inputs));
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  for (const auto& [name, array] : *want) {
-    ASSERT_TRUE(got->count(name)) << name;
-    expect_codes_near("cuda output '" + name + "'", got->at(name), array, max_steps, max_off);
-  }
-}
-
 HostArray scalar_scale(float value) {
   HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
   scale.data_as<float>()[0] = value;
@@ -752,10 +737,12 @@ TEST_F(Chains, ExactChainsEndingInAQuantizeGiveTheReferenceCodes) {
         Tensor v = n.mul(n.relu(n.add(x, b)), n.add_constant(random_array(type, {1}, 31, Fill::kNearOne)));
         n.mark_output(n.quantize(v, s, QuantizeAttributes().set_output_type(out)), "y");
         const float scale = out == DataType::kInt8 ? 0.1f : 0.03f;  // values up to ~16: some codes saturate
-        expect_quantized_outputs_near(n,
-                                      named("x", quantize_input(type, shape, 32), "b", random_array(type, row, 33), "s",
-                                            scalar_scale(scale)),
-                                      0, 0);
+        check_backend(n,
+                      named("x", quantize_input(type, shape, 32), "b", random_array(type, row, 33), "s",
+                            scalar_scale(scale)),
+                      [](const std::string& what, const HostArray& got, const HostArray& want) {
+                        expect_codes_near(what, got, want, 0, 0);
+                      });
       }
     }
   }
@@ -777,7 +764,9 @@ TEST_F(Chains, GeluThenQuantizeIsOneStepWithinOneCode) {
                                QuantizeAttributes().set_output_type(out)),
                     "y");
       HostArray values = random_array(type, shape, 34, Fill::kGrid);  // GELU of [-1.2, 1.2]: up to 120 / 400 codes
-      expect_quantized_outputs_near(n, named("x", std::move(values)), 1, shape[0] * shape[1] / 1000);
+      check_backend(n, named("x", std::move(values)), [&](const std::string& what, const HostArray& got, const HostArray& want) {
+        expect_codes_near(what, got, want, 1, shape[0] * shape[1] / 1000);
+      });
     }
   }
 }
