@@ -55,12 +55,7 @@ onnx::ModelProto conv_block() {
   onnx::NodeProto* conv = add_node(m, "Conv", {"x", "w"}, {"c"}, "conv");
   add_string_attribute(conv, "auto_pad", "SAME_UPPER");
   add_node(m, "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"n"}, "bn");
-  onnx::NodeProto* pool = add_node(m, "MaxPool", {"n"}, {"p"}, "pool");
-  onnx::AttributeProto* kernel = pool->add_attribute();
-  kernel->set_name("kernel_shape");
-  kernel->set_type(onnx::AttributeProto::INTS);
-  kernel->add_ints(2);
-  kernel->add_ints(2);
+  add_ints_attribute(add_node(m, "MaxPool", {"n"}, {"p"}, "pool"), "kernel_shape", {2, 2});
   add_node(m, "GlobalAveragePool", {"p"}, {"g"}, "gap");
   add_int_attribute(add_node(m, "Flatten", {"g"}, {"y"}, "flatten"), "axis", 1);
   add_output(m, "y");

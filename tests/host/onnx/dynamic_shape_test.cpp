@@ -66,12 +66,7 @@ onnx::ModelProto attention_reshapes() {
   add_node(m, "Reshape", {"q", "split"}, {"q4"}, "split_heads");
   onnx::NodeProto* t1 = add_node(m, "Transpose", {"q4"}, {"qt"}, "to_heads");
   onnx::NodeProto* t2 = add_node(m, "Transpose", {"qt"}, {"context"}, "from_heads");
-  for (onnx::NodeProto* t : {t1, t2}) {
-    onnx::AttributeProto* perm = t->add_attribute();
-    perm->set_name("perm");
-    perm->set_type(onnx::AttributeProto::INTS);
-    for (int64_t p : {0, 2, 1, 3}) perm->add_ints(p);
-  }
+  for (onnx::NodeProto* t : {t1, t2}) add_ints_attribute(t, "perm", {0, 2, 1, 3});
   add_node(m, "Shape", {"context"}, {"sc"}, "shape_context");
   add_node(m, "Slice", {"sc", "start0", "end2"}, {"lead"}, "lead");
   add_int_attribute(add_node(m, "Concat", {"lead", "hidden"}, {"merged"}, "merged"), "axis", 0);

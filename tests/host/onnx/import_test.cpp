@@ -43,10 +43,7 @@ onnx::ModelProto exported_attention_model() {
   add_int64_initializer(m, "merged", {3}, {kN, kL, kHeads * kD});
   add_initializer(m, "scaling", {}, {0.5f});
   const auto transpose = [&](const std::string& in, const std::string& out, const std::vector<int64_t>& perm) {
-    onnx::AttributeProto* a = add_node(m, "Transpose", {in}, {out})->add_attribute();
-    a->set_name("perm");
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t p : perm) a->add_ints(p);
+    add_ints_attribute(add_node(m, "Transpose", {in}, {out}), "perm", perm);
   };
   for (const char* name : {"q", "k", "v"}) add_node(m, "Reshape", {name, "split"}, {std::string(name) + "4"});
   transpose("q4", "qh", {0, 2, 1, 3});
@@ -301,11 +298,7 @@ TEST(OnnxImport, ConstantShapeInputsAreReadAtImport) {
   onnx::ModelProto m = onnx_model(17);
   add_input(m, "x", {2, 3, 4});
   onnx::NodeProto* shape = add_node(m, "Constant", {}, {"shape"}, "shape");
-  onnx::AttributeProto* value = shape->add_attribute();
-  value->set_name("value_ints");
-  value->set_type(onnx::AttributeProto::INTS);
-  value->add_ints(0);
-  value->add_ints(-1);
+  add_ints_attribute(shape, "value_ints", {0, -1});
   add_node(m, "Reshape", {"x", "shape"}, {"y"}, "reshape");
   add_output(m, "y");
   TempDir dir;

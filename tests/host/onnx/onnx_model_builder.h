@@ -81,6 +81,15 @@ inline onnx::AttributeProto* add_int_attribute(onnx::NodeProto* node, const std:
   return a;
 }
 
+inline onnx::AttributeProto* add_ints_attribute(onnx::NodeProto* node, const std::string& name,
+                                               const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+  return a;
+}
+
 inline onnx::AttributeProto* add_string_attribute(onnx::NodeProto* node, const std::string& name,
                                                   const std::string& value) {
   onnx::AttributeProto* a = node->add_attribute();
