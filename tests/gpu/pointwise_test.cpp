@@ -748,6 +748,27 @@ TEST_F(Chains, ExactChainsEndingInAQuantizeGiveTheReferenceCodes) {
   }
 }
 
+// One activation then a quantize runs the activation's own kernel with the quantize after it
+// (pointwise_kernel.cu: pointwise_activation_kernel): relu is exact, so the codes are the
+// reference's bit for bit, the last 4099 % lanes elements included.
+TEST_F(Chains, ReluThenQuantizeGivesTheReferenceCodes) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
+      SCOPED_TRACE(std::string(data_type_name(type)) + " -> " + std::string(data_type_name(out)));
+      Network n;
+      Tensor x = n.add_input("x", type, {4099});
+      n.mark_output(n.quantize(n.relu(x), n.add_constant(scalar_scale(out == DataType::kInt8 ? 0.05f : 0.015f)),
+                               QuantizeAttributes().set_output_type(out)),
+                    "y");
+      check_backend(n, named("x", quantize_input(type, {4099}, 35)),
+                    [](const std::string& what, const HostArray& got, const HostArray& want) {
+                      expect_codes_near(what, got, want, 0, 0);
+                    });
+    }
+  }
+}
+
 // BERT's erf GELU then its quantize, at its FFN width: the GELU's fp32 erff against the
 // reference's fp64 erf can move a value across a rounding boundary of its type (then the code
 // by one), never further.

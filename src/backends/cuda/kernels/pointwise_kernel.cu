@@ -488,18 +488,28 @@ __global__ void __launch_bounds__(512) pointwise_vector_kernel(const __grid_cons
 }
 
 // The vector kernel for one program shape: one contiguous input of type S, one instruction
-// kCode reading it, the output contiguous of type S (kFlat). With the code fixed, the kernel
-// holds only that activation's arithmetic (few registers), and each thread issues the loads of
-// kUnroll vectors before computing any. The last count % N elements go lane by lane.
+// kCode reading it, the output contiguous of type S (kFlat); or (kQuantized) that instruction
+// followed by a quantize by a scalar scale (input 1), the output int8 or fp8 codes. With the code
+// fixed, the kernel holds only that activation's arithmetic (few registers), and each thread
+// issues the loads of kUnroll vectors before computing any. The last count % N elements go lane
+// by lane.
 constexpr int kUnroll = 4;
 
-template <typename S, PointwiseCode kCode>
+template <typename S, PointwiseCode kCode, bool kQuantized>
 __global__ void __launch_bounds__(512) pointwise_activation_kernel(const __grid_constant__ PointwiseKernelArgs args) {
   constexpr int N = Lanes<S>::kWidth;
   PointwiseKernelInstr in = args.instrs[0];
   in.code = kCode;  // evaluate() folds to this one case
   const S* x = static_cast<const S*>(args.in[0]);
-  S* y = static_cast<S*>(args.out);
+  const float scale = kQuantized ? device::load<float>(args.in[1], 0, args.in_type[1]) : 1.0f;
+  const DataType codes = args.out_type;
+  // The activation's values, rounded to S, then (kQuantized) quantized as kQuantize does.
+  const auto compute = [&](auto& a, auto& r) {
+    evaluate<F32>(in, a, a, a, r);
+    round_lanes(r, kStorageType<S>);
+    if (kQuantized)
+      for (float& v : r) v = device::quantized_value(v / scale, codes);
+  };
   const int64_t vectors = args.count / N;
   const int64_t tile = static_cast<int64_t>(blockDim.x) * kUnroll;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * tile + threadIdx.x; base < vectors;
@@ -516,33 +526,41 @@ __global__ void __launch_bounds__(512) pointwise_activation_kernel(const __grid_
       if (v >= vectors) break;
       float a[N], r[N];
       unpack_lanes<S, N>(raw[u], a);
-      evaluate<F32, N>(in, a, a, a, r);
-      round_lanes<N>(r, kStorageType<S>);
-      store_lanes<S, N>(y + v * N, r);
+      compute(a, r);
+      if (kQuantized) store_codes<N>(static_cast<uint8_t*>(args.out) + v * N, codes, r);
+      else store_lanes<S, N>(static_cast<S*>(args.out) + v * N, r);
     }
   }
   const int64_t tail = vectors * N + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (tail < args.count) {
     float a[1] = {device::to_float<S>(x[tail])}, r[1];
-    evaluate<F32, 1>(in, a, a, a, r);
-    round_lanes<1>(r, kStorageType<S>);
-    y[tail] = device::from_float<S>(r[0]);
+    compute(a, r);
+    if (kQuantized) static_cast<uint8_t*>(args.out)[tail] = code_of(r[0], codes);
+    else static_cast<S*>(args.out)[tail] = device::from_float<S>(r[0]);
   }
 }
 
 // The activations with a kernel of their own (the ones models run alone: GELU after a matrix
-// product, ReLU/SiLU after a convolution without a fusable epilogue, ...).
+// product, ReLU/SiLU after a convolution without a fusable epilogue, ...), alone or followed by
+// the quantize a quantized graph puts before the next product (BERT's GELU before its FFN's
+// second GEMM).
 template <typename S>
 bool launch_activation(const PointwiseKernelArgs& args, int threads, cudaStream_t stream) {
   const PointwiseKernelInstr& in = args.instrs[0];
-  if (args.vector != PointwiseVector::kFlat || args.out_type != args.lane_type || args.num_inputs != 1 || args.num_instrs != 1 || in.operands != 1 ||
-      in.a != 0 || args.in_mode[0] != PointwiseInput::kVector)
+  if (args.vector != PointwiseVector::kFlat || in.operands != 1 || in.a != 0 || in.type != args.lane_type ||
+      args.in_mode[0] != PointwiseInput::kVector)
     return false;
+  const PointwiseKernelInstr& q = args.instrs[1];
+  const bool alone = args.num_inputs == 1 && args.num_instrs == 1 && args.out_type == args.lane_type;
+  const bool quantized = args.num_inputs == 2 && args.num_instrs == 2 && q.code == PointwiseCode::kQuantize &&
+                         q.a == 2 && q.b == 1 && args.in_mode[1] == PointwiseInput::kBroadcast;
+  if (!alone && !quantized) return false;
   const int64_t per_thread = Lanes<S>::kWidth * kUnroll;
   const unsigned blocks = device::grid_for((args.count + per_thread - 1) / per_thread, threads);
-#define TO_ACTIVATION_KERNEL(code)                                                          \
-  case PointwiseCode::code:                                                                 \
-    pointwise_activation_kernel<S, PointwiseCode::code><<<blocks, threads, 0, stream>>>(args); \
+#define TO_ACTIVATION_KERNEL(code)                                                                  \
+  case PointwiseCode::code:                                                                         \
+    if (quantized) pointwise_activation_kernel<S, PointwiseCode::code, true><<<blocks, threads, 0, stream>>>(args); \
+    else pointwise_activation_kernel<S, PointwiseCode::code, false><<<blocks, threads, 0, stream>>>(args);          \
     return true;
   switch (in.code) {
     TO_ACTIVATION_KERNEL(kGeluErf)
