@@ -10,9 +10,10 @@
 //   compute. Each thread takes 16 bytes of lanes (8 fp16/bf16 or 4 fp32: lane_type) of
 //   consecutive output elements, reads each input for them as PointwiseInput says (one 16-byte
 //   load, one broadcast value, or lane by lane), decodes each instruction once for the whole
-//   vector and stores 16 bytes (a quantized output: one byte per lane). A one-input program of one common
-//   activation over a flat geometry runs a copy of it specialized for that activation, 4 vectors
-//   per thread with every load issued before any compute.
+//   vector and stores 16 bytes (a quantized output: one byte per lane). A one-input program of one
+//   common activation over a flat geometry (alone, or followed by a quantize by a scalar scale)
+//   runs a copy of it specialized for that activation, 4 vectors per thread with every load
+//   issued before any compute.
 #pragma once
 
 #include <cuda_runtime_api.h>
