@@ -237,7 +237,8 @@ __global__ void __launch_bounds__(512) pointwise_kernel(const __grid_constant__ 
       const T a[1] = {reg[in.a]}, b[1] = {reg[in.b]}, c[1] = {reg[in.c]};
       T r[1];
       evaluate<M, 1>(in, a, b, c, r);
-      reg[args.num_inputs + n] = round_to<T>(r[0], in.type);
+      // A quantize's result is already a value of its type (quantized_value): no second rounding.
+      reg[args.num_inputs + n] = in.code == PointwiseCode::kQuantize ? r[0] : round_to<T>(r[0], in.type);
     }
     store<T>(args.out, out_offset, args.out_type, reg[args.num_inputs + args.num_instrs - 1]);
   }
@@ -480,7 +481,7 @@ __global__ void __launch_bounds__(512) pointwise_vector_kernel(const __grid_cons
       if (in.operands >= 3) fetch(in.c, own, last, c);
       else copy_lanes(a, c);
       evaluate<F32, N>(in, a, b, c, last);
-      round_lanes<N>(last, in.type);
+      if (in.code != PointwiseCode::kQuantize) round_lanes<N>(last, in.type);  // a quantize's values are exact
       if (kKept && args.kept_slot[own] >= 0) copy_lanes(last, kept[args.kept_slot[own]]);
     }
     store_output<S, N>(args, first, valid, last);
