@@ -711,10 +711,26 @@ void expect_codes_near(const std::string& what, const HostArray& got, const Host
   EXPECT_LE(off, max_off) << what << ": " << off << " of " << want.element_count() << " elements differ";
 }
 
+// check_backend's comparison by expect_codes_near.
+auto codes_near(int max_steps, int64_t max_off) {
+  return [max_steps, max_off](const std::string& what, const HostArray& got, const HostArray& want) {
+    expect_codes_near(what, got, want, max_steps, max_off);
+  };
+}
+
 HostArray scalar_scale(float value) {
   HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
   scale.data_as<float>()[0] = value;
   return scale;
+}
+
+// Activation `kind` of an input "x", then a quantize to `out` by a constant scalar `scale`.
+Network activation_then_quantize(DataType type, const Dims& shape, ActivationKind kind, DataType out, float scale) {
+  Network n;
+  Tensor a = n.activation(n.add_input("x", type, shape), ActivationAttributes().set_kind(kind));
+  n.mark_output(n.quantize(a, n.add_constant(scalar_scale(scale)), QuantizeAttributes().set_output_type(out)), "y");
+  EXPECT_TRUE(n.status().is_ok()) << n.status().message();
+  return n;
 }
 
 // A chain ending in a per-tensor quantize is one step whose program writes the codes (the vector
@@ -740,9 +756,7 @@ TEST_F(Chains, ExactChainsEndingInAQuantizeGiveTheReferenceCodes) {
         check_backend(n,
                       named("x", quantize_input(type, shape, 32), "b", random_array(type, row, 33), "s",
                             scalar_scale(scale)),
-                      [](const std::string& what, const HostArray& got, const HostArray& want) {
-                        expect_codes_near(what, got, want, 0, 0);
-                      });
+                      codes_near(0, 0));
       }
     }
   }
@@ -756,15 +770,9 @@ TEST_F(Chains, ReluThenQuantizeGivesTheReferenceCodes) {
   for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
     for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
       SCOPED_TRACE(std::string(data_type_name(type)) + " -> " + std::string(data_type_name(out)));
-      Network n;
-      Tensor x = n.add_input("x", type, {4099});
-      n.mark_output(n.quantize(n.relu(x), n.add_constant(scalar_scale(out == DataType::kInt8 ? 0.05f : 0.015f)),
-                               QuantizeAttributes().set_output_type(out)),
-                    "y");
-      check_backend(n, named("x", quantize_input(type, {4099}, 35)),
-                    [](const std::string& what, const HostArray& got, const HostArray& want) {
-                      expect_codes_near(what, got, want, 0, 0);
-                    });
+      const Network n = activation_then_quantize(type, {4099}, ActivationKind::kRelu, out,
+                                                 out == DataType::kInt8 ? 0.05f : 0.015f);
+      check_backend(n, named("x", quantize_input(type, {4099}, 35)), codes_near(0, 0));
     }
   }
 }
@@ -778,16 +786,10 @@ TEST_F(Chains, GeluThenQuantizeIsOneStepWithinOneCode) {
     for (DataType out : {DataType::kInt8, DataType::kFloat8E4M3}) {
       SCOPED_TRACE(std::string(data_type_name(type)) + " -> " + std::string(data_type_name(out)));
       const Dims shape{128, 3072};
-      Network n;
-      Tensor x = n.add_input("x", type, shape);
-      Tensor g = n.activation(x, ActivationAttributes().set_kind(ActivationKind::kGeluErf));
-      n.mark_output(n.quantize(g, n.add_constant(scalar_scale(out == DataType::kInt8 ? 0.01f : 0.003f)),
-                               QuantizeAttributes().set_output_type(out)),
-                    "y");
+      const Network n = activation_then_quantize(type, shape, ActivationKind::kGeluErf, out,
+                                                 out == DataType::kInt8 ? 0.01f : 0.003f);
       HostArray values = random_array(type, shape, 34, Fill::kGrid);  // GELU of [-1.2, 1.2]: up to 120 / 400 codes
-      check_backend(n, named("x", std::move(values)), [&](const std::string& what, const HostArray& got, const HostArray& want) {
-        expect_codes_near(what, got, want, 1, shape[0] * shape[1] / 1000);
-      });
+      check_backend(n, named("x", std::move(values)), codes_near(1, shape[0] * shape[1] / 1000));
     }
   }
 }
