@@ -36,15 +36,6 @@ bool is_wide_float(DataType t) {
   return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
 
-// The type register r holds (none for a register the program does not have).
-std::optional<DataType> register_type(const PointwiseProgram& program, int r) {
-  const size_t inputs = program.inputs.size();
-  if (r < 0) return std::nullopt;
-  if (static_cast<size_t>(r) < inputs) return program.inputs[static_cast<size_t>(r)].dtype;
-  if (static_cast<size_t>(r) < inputs + program.instrs.size()) return program.instrs[static_cast<size_t>(r) - inputs].type;
-  return std::nullopt;
-}
-
 // A quantize a program can compute: a floating value to int8 or fp8 e4m3 by one floating scale
 // that a program input holds (so every element reads the same one).
 Status check_pointwise_quantize(const PointwiseProgram& program, const Node& node, const TensorDesc& output,
@@ -62,7 +53,7 @@ Status check_pointwise_quantize(const PointwiseProgram& program, const Node& nod
   if (!is_wide_float(scale.dtype))
     return unsupported("layer '{}': scale type {} (a program's scale is fp32, fp16 or bf16)", node.name,
                        data_type_name(scale.dtype));
-  const std::optional<DataType> value_type = register_type(program, operands[0]);
+  const std::optional<DataType> value_type = program.register_type(operands[0]);
   if (!value_type || !is_wide_float(*value_type))
     return unsupported("layer '{}': quantizes {} (a program quantizes fp32, fp16 or bf16)", node.name,
                        value_type ? data_type_name(*value_type) : "no register");
@@ -70,6 +61,13 @@ Status check_pointwise_quantize(const PointwiseProgram& program, const Node& nod
 }
 
 }  // namespace
+
+std::optional<DataType> PointwiseProgram::register_type(int r) const {
+  if (r < 0) return std::nullopt;
+  if (static_cast<size_t>(r) < inputs.size()) return inputs[static_cast<size_t>(r)].dtype;
+  if (static_cast<size_t>(r) < inputs.size() + instrs.size()) return instrs[static_cast<size_t>(r) - inputs.size()].type;
+  return std::nullopt;
+}
 
 std::string PointwiseProgram::to_string() const {
   std::string out;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,8 @@ struct PointwiseProgram {
   bool empty() const { return instrs.empty(); }
   int output_register() const { return static_cast<int>(inputs.size() + instrs.size()) - 1; }
   DataType output_type() const { return instrs.back().type; }
+  // The type register r holds (none for a register the program does not have).
+  std::optional<DataType> register_type(int r) const;
   // "add(r0, r1):fp16 -> relu(r2):fp16", for plans and logs.
   std::string to_string() const;
 };

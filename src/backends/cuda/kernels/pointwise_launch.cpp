@@ -67,9 +67,7 @@ PointwiseVector plan_vector(const PointwiseKernelArgs& a) {
 DataType lane_type_of(const PointwiseProgram& program) {
   const PointwiseInstr& last = program.instrs.back();
   if (last.code != PointwiseCode::kQuantize) return last.type;
-  const int inputs = static_cast<int>(program.inputs.size());
-  return last.a < inputs ? program.inputs[static_cast<size_t>(last.a)].dtype
-                         : program.instrs[static_cast<size_t>(last.a - inputs)].type;
+  return program.register_type(last.a).value_or(last.type);  // check() has vetted the register
 }
 
 // Gives each computed register read by an instruction other than the one right after it a slot
