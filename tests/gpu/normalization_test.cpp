@@ -23,6 +23,7 @@
 
 #include "backends/registry.h"
 #include "gpu/family_testing.h"
+#include "gpu/fused_step_testing.h"
 #include "gpu/seeded_arrays.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/normalization_kernel.h"
@@ -316,6 +317,98 @@ TEST_F(NormOnGpu, NanPoisonsOnlyItsOwnRow) {
     set_nan(in["x"], 3 * 768 + 500);  // inside a vector in the middle of row 3
     set_nan(in["x"], 7 * 768);        // row 7's first element: the shift itself
     EXPECT_GT(check_every_candidate("kernel.layer_norm", layer_norm_net(r, true), in, 0), 0);
+  }
+}
+
+// ---------------------------------------------------------------- a quantized copy
+
+HostArray scalar_scale(float value) {
+  HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
+  scale.data_as<float>()[0] = value;
+  return scale;
+}
+
+// x -> layer norm "ln" (output "y"), read by an add "r" (output "r") and then by a per-tensor
+// quantize "q" (output "codes"): BERT's LayerNorm, whose output is the next block's residual and,
+// quantized, its GEMMs' operand. A `late_scale` is computed by a layer after the layer norm.
+Network norm_then_quantize(const Rows& r, DataType code, bool per_channel = false, bool late_scale = false) {
+  Network n;
+  Tensor x = n.add_input("x", r.type, {r.rows, r.size});
+  Tensor y = n.layer_norm(x, n.add_input("g", r.type, {r.size}), n.add_input("b", r.type, {r.size}),
+                          LayerNormAttributes().set_epsilon(1e-5).set_name("ln"));
+  n.mark_output(n.elementwise(y, x, ElementwiseAttributes().set_op(ElementwiseOp::kAdd).set_name("r")), "r");
+  HostArray scale = HostArray::zeros(DataType::kFloat32, {per_channel ? r.size : 1}).value();
+  for (int64_t i = 0; i < scale.element_count(); ++i) scale.data_as<float>()[i] = code == DataType::kInt8 ? 0.02f : 0.006f;
+  Tensor s = n.add_constant(std::move(scale));
+  if (late_scale) s = n.mul(s, n.add_constant(scalar_scale(1.0f)));
+  n.mark_output(n.quantize(y, s, QuantizeAttributes().set_output_type(code).set_name("q")), "codes");
+  n.mark_output(y, "y");
+  EXPECT_TRUE(n.status().is_ok()) << n.status().message();
+  return n;
+}
+
+// The planner gives a layer norm the per-tensor quantize that reads its output beside other
+// readers: one step writes the value and its codes, in the layer norm's place (ahead of the add).
+// A per-channel quantize, or one whose scale a later layer computes, stays a step of its own.
+TEST(NormLowering, AQuantizeBesideOtherReadersIsASecondOutputOfTheStep) {
+  const Rows r{DataType::kFloat16, 32, 768};
+  const auto lower = [&](bool per_channel, bool late_scale) {
+    return testing::fused_step::lower(norm_then_quantize(r, DataType::kInt8, per_channel, late_scale),
+                                      {{"x", {r.rows, r.size}}, {"g", {r.size}}, {"b", {r.size}}}, 90);
+  };
+  const auto fused = lower(false, false);
+  EXPECT_EQ(fused.layers_of("ln"), (std::vector<std::string>{"ln", "q"}));
+  EXPECT_EQ(fused.step_of("q"), nullptr);
+  ASSERT_NE(fused.step_of("ln"), nullptr);
+  EXPECT_EQ(fused.step_of("ln")->outputs.size(), 2u);
+  const auto position = [&](const std::string& anchor) {
+    for (size_t i = 0; i < fused.steps.size(); ++i)
+      if (fused.net.node(fused.steps[i].anchor).name == anchor) return i;
+    return fused.steps.size();
+  };
+  EXPECT_LT(position("ln"), position("r"));
+  for (const auto& apart : {lower(true, false), lower(false, true)}) {
+    EXPECT_EQ(apart.layers_of("ln"), (std::vector<std::string>{"ln"}));
+    EXPECT_EQ(apart.layers_of("q"), (std::vector<std::string>{"q"}));
+  }
+}
+
+// On the GPU the codes are, bit for bit, what the reference's quantize gives for the values the
+// step wrote (y, checked against the reference layer norm as every norm is): on the vector path
+// (rows of 768), the cached scalar one (770) and the streamed one (20000), int8 and fp8, with
+// values that saturate and a NaN row.
+TEST_F(NormOnGpu, AQuantizedCopyHoldsTheCodesOfTheWrittenValues) {
+  if (device_.compute_capability() < 89) GTEST_SKIP() << "fp8 needs compute capability 8.9";
+  auto cpu = create_backend("cpu");
+  auto gpu = create_backend("cuda");
+  ASSERT_TRUE(cpu.is_ok() && gpu.is_ok());
+  const Rows cases[] = {{DataType::kFloat16, 256, 768}, {DataType::kBFloat16, 40, 768}, {DataType::kFloat32, 40, 768},
+                        {DataType::kFloat16, 40, 770},  {DataType::kFloat32, 3, 20000}};
+  for (const Rows& r : cases) {
+    for (DataType code : {DataType::kInt8, DataType::kFloat8E4M3}) {
+      SCOPED_TRACE(describe(r) + " -> " + std::string(data_type_name(code)));
+      const Network net = norm_then_quantize(r, code);
+      NamedArrays in = layer_norm_inputs(r, Fill::kMixed, true);
+      in["g"] = random_array(r.type, {r.size}, 36, Fill::kPositive);  // up to 9: some codes saturate
+      set_nan(in["x"], 2 * r.size + 5);
+      auto got = (*gpu)->execute(net, views_of(in));
+      ASSERT_TRUE(got.is_ok()) << got.status().message();
+      auto want = (*cpu)->execute(net, views_of(in));
+      ASSERT_TRUE(want.is_ok()) << want.status().message();
+      expect_matches("y", got->at("y"), want->at("y"), Match::kClose);
+      expect_matches("r", got->at("r"), want->at("r"), Match::kClose);
+
+      Network quantize;  // the reference's quantize of the values the GPU wrote
+      Tensor y = quantize.add_input("y", r.type, {r.rows, r.size});
+      quantize.mark_output(quantize.quantize(y, quantize.add_constant(scalar_scale(code == DataType::kInt8 ? 0.02f : 0.006f)),
+                                             QuantizeAttributes().set_output_type(code)),
+                           "codes");
+      NamedArrays written;
+      written["y"] = HostArray::copy_of(got->at("y").view()).value();
+      auto codes = (*cpu)->execute(quantize, views_of(written));
+      ASSERT_TRUE(codes.is_ok()) << codes.status().message();
+      expect_matches("codes", got->at("codes"), codes->at("codes"), Match::kBitExact);
+    }
   }
 }
 

@@ -45,6 +45,9 @@ struct FamilyTraits {
   // Computes the dequantize layers that alone produce its operands and a quantize layer after its
   // epilogue (step.h: StepInstance::dequantized, requantize): Q/DQ fusion.
   bool quantize_fusion = false;
+  // Writes, as a second output, a per-tensor quantize of its output that other layers read too
+  // (step.h: FusedQuantization::copy): the quantize layer is not a step of its own.
+  bool quantized_copy = false;
   // Reads and writes rank-4 tensors channels-last (Layout::kNhwc).
   bool nhwc = false;
   // Runs faster channels-last (tensor-core convolutions): a tensor goes nhwc only when a layer
@@ -60,6 +63,9 @@ struct FamilyTraits {
 
   // Adds everything `other` declares.
   void merge(const FamilyTraits& other);
+  // Whether these traits declare every kind of quantize/dequantize layer `step` computes: a
+  // family is asked about such a step, or given one by a plan, only then.
+  bool covers_quantization_of(const StepInstance& step) const;
 };
 
 class TacticFamily {

@@ -46,10 +46,9 @@ class Lowering {
     std::vector<bool> taken(net_.num_nodes(), false);
     std::vector<std::pair<size_t, PlannedStep>> steps;  // (position = last node, step)
     const auto add_step = [&](PlannedStep step) {
-      size_t last = step.anchor;
-      for (size_t n : step.fused) last = std::max(last, n);
       for (size_t n : step.nodes()) taken[n] = true;
-      steps.emplace_back(last, std::move(step));
+      const size_t position = position_of(step);
+      steps.emplace_back(position, std::move(step));
     };
     // Q/DQ fusion first: the dequantize layers come before the product that takes them.
     for (size_t i = 0; i < net_.num_nodes(); ++i)
@@ -95,8 +94,50 @@ class Lowering {
     }
     step.outputs = node.outputs;
     set_linear_layouts(step);
-    if (tactic_families().traits(node).epilogue) grow_epilogue(step, chain, taken);
+    const FamilyTraits traits = tactic_families().traits(node);
+    if (traits.epilogue) grow_epilogue(step, chain, taken);
+    if (traits.quantized_copy) add_quantized_copy(step, taken);
     return step;
+  }
+
+  // Where a step goes in node order: after its last layer, so that every tensor its layers read
+  // exists; a quantized copy reads only the anchor's output and a scale that exists before the
+  // anchor (add_quantized_copy), so the step keeps the anchor's place, ahead of the output's
+  // other readers.
+  size_t position_of(const PlannedStep& step) const {
+    size_t last = step.anchor;
+    for (size_t n : step.fused)
+      if (!(step.outputs.size() == 2 && step.outputs[1] == net_.node(n).outputs[0])) last = std::max(last, n);
+    return last;
+  }
+
+  // A layer that writes a quantized copy (FamilyTraits::quantized_copy) takes a per-tensor
+  // quantize of its output that other layers read too, when a family accepts the step: the
+  // output is then read once, not again by a quantize step of its own.
+  void add_quantized_copy(PlannedStep& step, const std::vector<bool>& taken) const {
+    if (!step.fused.empty() || step.outputs.size() != 1) return;
+    const Tensor out = step.outputs[0];
+    for (size_t q : readers_[out.id]) {
+      const Node& quantize = net_.node(q);
+      if (taken[q] || quantize.kind != OpKind::kQuantize || quantize.inputs.size() != 2 || quantize.inputs[0] != out ||
+          !exists_before(quantize.inputs[1], step.anchor))
+        continue;
+      PlannedStep grown = step;
+      grown.fused.push_back(q);
+      add_unique(grown.inputs, quantize.inputs[1]);
+      grown.outputs.push_back(quantize.outputs[0]);
+      set_linear_layouts(grown);
+      if (some_family_accepts(net_, grown, desc_, device_)) {
+        step = std::move(grown);
+        return;
+      }
+    }
+  }
+
+  // Whether `t` exists before node `n` runs: a network input, a constant, or an earlier layer's.
+  bool exists_before(Tensor t, size_t n) const {
+    const int64_t p = net_.tensor(t).producer;
+    return p < 0 || static_cast<size_t>(p) < n || net_.node(static_cast<size_t>(p)).kind == OpKind::kConstant;
   }
 
   // Absorbs the pointwise layers that alone read the step's output while some family accepts the

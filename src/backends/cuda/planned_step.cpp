@@ -95,8 +95,15 @@ Result<StepInstance> instantiate(const Network& network, const PlannedStep& step
     }
     if (!chain && node.kind == OpKind::kQuantize) {
       const auto scale = input_index(node.inputs[1]);
-      if (node.inputs[0] != last) return missing(node, node.inputs[0]);
       if (!scale) return missing(node, node.inputs[1]);
+      if (step.outputs.size() == 2 && step.outputs[1] == node.outputs[0]) {  // a quantized copy
+        if (node.inputs[0] != anchor.outputs[0] || step.outputs[0] != anchor.outputs[0] || step.fused.size() != 1)
+          return corrupt_data("cuda plan: step '{}' writes quantize '{}' as a copy of its output, which it is not",
+                              anchor.name, node.name);
+        inst.quantization.copy = FusedQuantize{&node, &desc[node.inputs[1].id], *scale, desc[last.id]};
+        continue;
+      }
+      if (node.inputs[0] != last) return missing(node, node.inputs[0]);
       inst.quantization.requantize = FusedQuantize{&node, &desc[node.inputs[1].id], *scale, desc[last.id]};
       continue;
     }
@@ -112,7 +119,7 @@ Result<StepInstance> instantiate(const Network& network, const PlannedStep& step
     reg[node.outputs[0].id] = r;
     last = node.outputs[0];
   }
-  if (inst.fuses_quantization())
+  if (inst.computes_quantization())
     for (Tensor t : step.inputs) inst.quantization.inputs.push_back(t.valid() ? &desc[t.id] : nullptr);
   std::sort(inst.quantization.dequantized.begin(), inst.quantization.dequantized.end(),
             [](const FusedDequantize& a, const FusedDequantize& b) { return a.operand < b.operand; });
@@ -123,7 +130,7 @@ std::vector<const TacticFamily*> accepting_families(const StepInstance& step, co
                                                     std::vector<std::string>* reasons) {
   std::vector<const TacticFamily*> out;
   for (const auto& family : tactic_families().for_kind(step.anchor.node.kind)) {
-    if (step.fuses_quantization() && !family->traits(step.anchor.node).quantize_fusion) {
+    if (!family->traits(step.anchor.node).covers_quantization_of(step)) {
       if (reasons) reasons->push_back(fmt::format("{}: computes no quantize/dequantize layers", family->name()));
       continue;
     }

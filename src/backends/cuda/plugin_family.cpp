@@ -239,7 +239,7 @@ class PluginFamily final : public TacticFamily {
     if (step.anchor.node.kind != OpKind::kPlugin) return refuse(step, "not a plugin layer");
     if (step.plugins == nullptr) return refuse(step, "no plugins are available to the step");
     if (step.has_epilogue()) return refuse(step, "fuses no epilogue ({})", step.program.to_string());
-    if (step.fuses_quantization()) return refuse(step, "fuses no quantize or dequantize layers");
+    if (step.computes_quantization()) return refuse(step, "fuses no quantize or dequantize layers");
     for (size_t i = 0; i < step.anchor.inputs.size(); ++i) {
       if (!step.anchor.inputs[i]) return refuse(step, "input {} is omitted", i);
       TO_RETURN_IF_ERROR(check_tensor(step, "input", i, *step.anchor.inputs[i], layout_at(step.input_layouts, i)));

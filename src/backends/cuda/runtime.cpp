@@ -224,7 +224,7 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
       if (family == nullptr)
         return unsupported("layer '{}': the plan uses tactic family '{}', which this build does not have",
                            net.node(step.anchor).name, step.family);
-      if (instance.fuses_quantization() && !family->traits(instance.anchor.node).quantize_fusion)
+      if (!family->traits(instance.anchor.node).covers_quantization_of(instance))
         return corrupt_data("layer '{}': the plan gives a step with quantize/dequantize layers to family '{}', which computes none",
                             net.node(step.anchor).name, step.family);
       TO_ASSIGN_OR_RETURN_CONTEXT(tactics_[s], family->replay(instance, step.choice),

@@ -11,6 +11,10 @@
 //   quantized input and scale instead of the operand) and one quantize layer after the epilogue
 //   (`requantize`: the step's output 0 is its output). Only families that declare the trait are
 //   asked about such a step (accepting_families).
+// - A normalization anchor may also write a quantized copy of its output (FamilyTraits::
+//   quantized_copy): a per-tensor quantize layer that reads output 0 beside other readers is
+//   computed in the step, which writes the anchor's output as output 0 and the codes as output 1,
+//   reading the value once.
 #pragma once
 
 #include <optional>
@@ -31,8 +35,9 @@ struct FusedDequantize {
   size_t data_input = 0, scale_input = 0;  // where both are in the step's inputs
 };
 
-// The quantize layer computed last in the step: it reads the epilogue's result (or the anchor's
-// output) and writes the step's output 0.
+// A quantize layer computed in the step: last, reading the epilogue's result (or the anchor's
+// output) and writing the step's output 0 (a requantize), or beside the anchor, reading its
+// output 0 and writing the step's output 1 (a quantized copy).
 struct FusedQuantize {
   const Node* layer = nullptr;
   const TensorDesc* scale = nullptr;
@@ -44,6 +49,7 @@ struct FusedQuantize {
 struct FusedQuantization {
   std::vector<FusedDequantize> dequantized;  // by operand, ascending
   std::optional<FusedQuantize> requantize;
+  std::optional<FusedQuantize> copy;
   // Such a step reads other tensors than its anchor: the descriptions of its inputs
   // (StepBuffers::inputs order). Empty when it fuses none (the anchor's inputs are the step's).
   std::vector<const TensorDesc*> inputs;
@@ -62,7 +68,10 @@ struct StepInstance {
   const PluginRegistry* plugins = nullptr;
 
   bool has_epilogue() const { return !program.empty() && !is_pointwise(anchor.node.kind); }
+  // Whether the step computes quantize/dequantize layers of the kinds FamilyTraits::
+  // quantize_fusion declares (dequantized operands, a requantize), and whether it computes any.
   bool fuses_quantization() const { return !quantization.dequantized.empty() || quantization.requantize.has_value(); }
+  bool computes_quantization() const { return fuses_quantization() || quantization.copy.has_value(); }
 };
 
 // Device buffers of one step, in the step's orders.

@@ -27,11 +27,16 @@ void FamilyTraits::merge(const FamilyTraits& other) {
   };
   epilogue |= other.epilogue;
   quantize_fusion |= other.quantize_fusion;
+  quantized_copy |= other.quantized_copy;
   nhwc |= other.nhwc;
   prefers_nhwc |= other.prefers_nhwc;
   add(nhwc_constant_inputs, other.nhwc_constant_inputs);
   add(bshd_inputs, other.bshd_inputs);
   bshd_output |= other.bshd_output;
+}
+
+bool FamilyTraits::covers_quantization_of(const StepInstance& step) const {
+  return (quantize_fusion || !step.fuses_quantization()) && (quantized_copy || !step.quantization.copy);
 }
 
 FamilyTraits FamilyTable::traits(const Node& node) const {

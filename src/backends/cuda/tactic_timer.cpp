@@ -30,7 +30,7 @@ BufferDescs descs_of(const StepInstance& step) {
   if (is_pointwise(step.anchor.node.kind)) {
     for (const TensorDesc& t : step.program.inputs) d.inputs.push_back(&t);
   } else {
-    d.inputs = step.fuses_quantization() ? step.quantization.inputs : step.anchor.inputs;
+    d.inputs = step.computes_quantization() ? step.quantization.inputs : step.anchor.inputs;
     for (size_t i = 1; i < step.program.inputs.size(); ++i) d.extra.push_back(&step.program.inputs[i]);
   }
   for (const TensorDesc& t : step.outputs) d.outputs.push_back(&t);

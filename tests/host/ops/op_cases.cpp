@@ -315,6 +315,16 @@ void quantization_cases(std::vector<OpCase>& c) {
       Tensor v = n.relu(n.add(input(n, "x", {5, 16}), input(n, "b", {16})));
       output(n, n.quantize(v, constant(n, {1}, 4, kF32, 0.01, 0.02), QuantizeAttributes().set_output_type(t)));
     });
+    // The cuda backend writes this quantize as a second output of the layer norm's step (a
+    // quantized copy, step.h): the codes of the values it wrote, one code or one fp8 step from
+    // the reference's where the two layer norms round a value apart.
+    add(c, "quantize", fmt::format("{} copy of a layer norm", data_type_name(t)), [t](Network& n) {
+      Tensor y = n.layer_norm(input(n, "x", {6, 32}), constant(n, {32}, 5), constant(n, {32}, 6));
+      n.mark_output(y, "y");
+      n.mark_output(n.quantize(y, constant(n, {1}, 7, kF32, 0.01, 0.02), QuantizeAttributes().set_output_type(t)),
+                    "codes");
+    });
+    c.back().tolerance = {{DataType::kInt8, {1, 0}}, {DataType::kFloat8E4M3, {1.0 / 64, 0.125}}};
     add(c, "dequantize", fmt::format("{} per channel axis 0", data_type_name(t)), [t](Network& n) {
       output(n, n.dequantize(input(n, "q", {3, 5}, t), constant(n, {3}, 3, kF32, 0.01, 0.1),
                              DequantizeAttributes().set_axis(0)));

@@ -1,6 +1,11 @@
 // kernel.layer_norm, kernel.rms_norm, kernel.group_norm, kernel.instance_norm (row kernels; the
-// variant picks a warp or a block per row and the block size) and kernel.batch_norm (a
-// per-channel affine map; linear or nhwc).
+// variant picks a warp or a block per row and the block size; each may also write a quantized
+// copy of its output) and kernel.batch_norm (a per-channel affine map; linear or nhwc).
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels/normalization_kernel.h"
 #include "backends/cuda/kernels/pointwise_families.h"
@@ -74,6 +79,29 @@ Result<NormArgs> norm_rows(const StepInstance& step, NormKind kind) {
   return a;
 }
 
+// Whether the step's quantized copy (step.h; none: ok) is one the norm kernels write: a
+// per-tensor quantize to int8 or fp8 e4m3 with one fp32, fp16 or bf16 scale, no zero point.
+Status check_quantized_copy(const StepInstance& step) {
+  if (!step.quantization.copy) return Status::ok();
+  const FusedQuantize& copy = *step.quantization.copy;
+  const Node& layer = *copy.layer;
+  const auto refuse_copy = [&](const std::string& why) {
+    return unsupported("layer '{}': quantized copy '{}': {}", step.anchor.node.name, layer.name, why);
+  };
+  if (layer.inputs.size() != 2) return refuse_copy("has a zero point");
+  if (step.outputs.size() != 2 || step.outputs[1].shape != step.outputs[0].shape)
+    return refuse_copy("is not the shape of the output");
+  const DataType code = step.outputs[1].dtype;
+  if (code != DataType::kInt8 && code != DataType::kFloat8E4M3)
+    return refuse_copy(fmt::format("quantizes to {} (int8 or fp8e4m3 are written)", data_type_name(code)));
+  const auto count = copy.scale->shape.element_count();
+  if (!count.is_ok() || *count != 1)
+    return refuse_copy(fmt::format("scale {} is not one value", copy.scale->shape.to_string()));
+  if (!is_kernel_float(copy.scale->dtype))
+    return refuse_copy(fmt::format("scale type {} (takes fp32, fp16, bf16)", data_type_name(copy.scale->dtype)));
+  return Status::ok();
+}
+
 class NormTactic final : public KernelTactic {
  public:
   NormTactic(NormKind kind, const std::string& variant) : KernelTactic(family_name(kind), variant), kind_(kind) {}
@@ -81,7 +109,13 @@ class NormTactic final : public KernelTactic {
     initialized_ = false;
     TO_ASSIGN_OR_RETURN(args_, norm_rows(step, kind_));
     TO_ASSIGN_OR_RETURN(rows_, row_launch(args_.size, variant()));
+    TO_RETURN_IF_ERROR(check_quantized_copy(step));  // a plan read from a file is checked here
     type_ = step.outputs[0].dtype;
+    copy_ = step.quantization.copy;
+    if (copy_) {
+      args_.code_type = step.outputs[1].dtype;
+      args_.code_scale_type = copy_->scale->dtype;
+    }
     initialized_ = true;
     return Status::ok();
   }
@@ -90,6 +124,10 @@ class NormTactic final : public KernelTactic {
     NormArgs a = args_;
     a.scale = input_data(buffers, 1);
     a.bias = kind_ == NormKind::kRms ? nullptr : input_data(buffers, 2);
+    if (copy_) {
+      a.codes = buffers.outputs[1].data;
+      a.code_scale = input_data(buffers, copy_->scale_input);
+    }
     return cuda_status(launch_norm(buffers.inputs[0].data, buffers.outputs[0].data, type_, a, rows_, ctx.stream),
                        "normalization kernel");
   }
@@ -99,6 +137,7 @@ class NormTactic final : public KernelTactic {
   NormArgs args_;
   RowLaunch rows_;
   DataType type_ = DataType::kFloat32;
+  std::optional<FusedQuantize> copy_;
 };
 
 class NormFamily final : public KernelFamily {
@@ -114,7 +153,12 @@ class NormFamily final : public KernelFamily {
                       data_type_name(type));
     auto rows = norm_rows(step, kind_);
     if (!rows.is_ok()) return refuse(step, "{}", rows.status().message());
-    return Status::ok();
+    return check_quantized_copy(step);
+  }
+  FamilyTraits traits(const Node&) const override {
+    FamilyTraits t;
+    t.quantized_copy = true;
+    return t;
   }
 
  protected:

@@ -22,6 +22,20 @@ __device__ __forceinline__ float affine(const NormArgs& a, int64_t row, int64_t 
   return v;
 }
 
+// The quantized copy's scale (NormArgs::codes), read once by each thread.
+__device__ __forceinline__ float copy_scale(const NormArgs& a) {
+  return a.codes ? device::load<float>(a.code_scale, 0, a.code_scale_type) : 1.0f;
+}
+
+// Writes element i of y (flat), v rounded to S, and its code where the step writes a quantized
+// copy: the code of the value as stored, as a quantize layer reading y would compute it.
+template <typename S>
+__device__ __forceinline__ void store_value(const NormArgs& a, S* y, int64_t i, float v, float code_scale) {
+  const S r = from_float<S>(v);
+  y[i] = r;
+  if (a.codes) static_cast<uint8_t*>(a.codes)[i] = device::quantized_code(to_float(r) / code_scale, a.code_type);
+}
+
 // Warps are launched 128 threads per block (row_launch); blocks with up to 1024.
 template <typename S, int kPer, bool kWarp>
 __global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_cached(const S* __restrict__ x, S* __restrict__ y, NormArgs a) {
@@ -29,9 +43,9 @@ __global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_cached(const S* 
   const RowGroup<kWarp> group;
   const int t = group.rank(), g = group.size();
   const float n = static_cast<float>(a.size);
+  const float code_scale = copy_scale(a);
   for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
     const S* in = x + row * a.size;
-    S* out = y + row * a.size;
     // Values are held relative to the row's first element: with a large common offset
     // (activations around 1000 with unit spread) x - shift is exact, and neither the mean nor the
     // deviations ever pass through an fp32 number of the offset's size, whose rounding would
@@ -59,7 +73,7 @@ __global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_cached(const S* 
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int i = t + j * g;  // a cached row has at most 16384 elements
-      if (i < a.size) out[i] = from_float<S>(affine<S>(a, row, i, (v[j] - mean) * inv));
+      if (i < a.size) store_value<S>(a, y, row * a.size + i, affine<S>(a, row, i, (v[j] - mean) * inv), code_scale);
     }
   }
 }
@@ -70,9 +84,9 @@ __global__ void __launch_bounds__(1024) norm_rows_streamed(const S* __restrict__
   const RowGroup<false> group;
   const int t = group.rank(), g = group.size();
   const float n = static_cast<float>(a.size);
+  const float code_scale = copy_scale(a);
   for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
     const S* in = x + row * a.size;
-    S* out = y + row * a.size;
     const float shift = a.rms ? 0.0f : to_float(in[0]);  // as in the cached kernel
     float mean = 0;                                       // of x - shift
     if (!a.rms) {
@@ -88,7 +102,7 @@ __global__ void __launch_bounds__(1024) norm_rows_streamed(const S* __restrict__
     const float var = group.reduce(squares.total(), SumOp(), 0.0f, scratch) / n;
     const float inv = 1.0f / sqrtf(var + a.epsilon);
     for (int64_t i = t; i < a.size; i += g)
-      out[i] = from_float<S>(affine<S>(a, row, i, ((to_float(in[i]) - shift) - mean) * inv));
+      store_value<S>(a, y, row * a.size + i, affine<S>(a, row, i, ((to_float(in[i]) - shift) - mean) * inv), code_scale);
   }
 }
 
@@ -121,6 +135,21 @@ union Vector {
   S e[vector_width<S>()];
 };
 
+// The codes of one vector of S (a quantized copy), written whole: 8 bytes for fp16 and bf16, 4
+// for fp32.
+template <int kWidth>
+union CodeVector;
+template <>
+union CodeVector<8> {
+  uint2 raw;
+  uint8_t e[8];
+};
+template <>
+union CodeVector<4> {
+  uint32_t raw;
+  uint8_t e[4];
+};
+
 // norm_rows_cached with each thread caching kVecs whole vectors: vector k of a row goes to
 // thread k % g, so every load and store of a warp covers 512 contiguous bytes. The statistics
 // are the cached kernel's (values relative to the row's first element, the mean, then the
@@ -135,6 +164,7 @@ __global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_vector(const S* 
   const float n = static_cast<float>(a.size);
   const uint4* scale = static_cast<const uint4*>(a.scale);
   const uint4* bias = static_cast<const uint4*>(a.bias);
+  const float code_scale = copy_scale(a);
   for (int64_t row = group.first_row(); row < a.rows; row += group.row_step()) {
     const uint4* in = reinterpret_cast<const uint4*>(x + row * a.size);
     uint4* out = reinterpret_cast<uint4*>(y + row * a.size);
@@ -175,6 +205,7 @@ __global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_vector(const S* 
       const int k = t + j * g;
       if (k >= vectors) continue;
       Vector<S> s, b, result;
+      CodeVector<kWidth> codes;
       if (scale) s.raw = scale[k];
       if (bias) b.raw = bias[k];
 #pragma unroll
@@ -183,8 +214,10 @@ __global__ void __launch_bounds__(kWarp ? 128 : 1024) norm_rows_vector(const S* 
         if (scale) r *= to_float(s.e[e]);
         if (bias) r += to_float(b.e[e]);
         result.e[e] = from_float<S>(r);
+        if (a.codes) codes.e[e] = device::quantized_code(to_float(result.e[e]) / code_scale, a.code_type);
       }
       out[k] = result.raw;
+      if (a.codes) static_cast<decltype(codes.raw)*>(a.codes)[row * vectors + k] = codes.raw;
     }
   }
 }
@@ -275,7 +308,8 @@ int norm_vectors_per_thread(const void* x, const void* y, DataType type, const N
   if (type != DataType::kFloat32 && type != DataType::kFloat16 && type != DataType::kBFloat16) return 0;
   const int64_t width = kVectorBytes / static_cast<int64_t>(data_type_size(type));
   if (args.groups || args.size <= 0 || args.size % width || !aligned_to_vector(x) || !aligned_to_vector(y) ||
-      (args.scale && !aligned_to_vector(args.scale)) || (args.bias && !aligned_to_vector(args.bias)))
+      (args.scale && !aligned_to_vector(args.scale)) || (args.bias && !aligned_to_vector(args.bias)) ||
+      (args.codes && reinterpret_cast<uintptr_t>(args.codes) % width))
     return 0;
   const int64_t threads_per_row = rows.warp ? 32 : rows.threads;
   const int64_t vecs = (args.size / width + threads_per_row - 1) / threads_per_row;
@@ -287,7 +321,8 @@ cudaError_t launch_norm(const void* x, void* y, DataType type, const NormArgs& a
                         cudaStream_t stream) {
   if (args.rows == 0 || args.size == 0) return cudaSuccess;
   if (rows.threads % 32 || rows.threads > 1024 || (rows.warp && (rows.per_thread < 1 || rows.per_thread > 32)) ||
-      (args.groups && (args.spatial <= 0 || args.channels_per_group <= 0)))
+      (args.groups && (args.spatial <= 0 || args.channels_per_group <= 0)) ||
+      (args.codes && (args.code_type != DataType::kInt8 && args.code_type != DataType::kFloat8E4M3)))
     return cudaErrorInvalidValue;
   switch (type) {
     case DataType::kFloat32: launch_norm_typed<float>(x, y, args, rows, stream); break;

@@ -29,12 +29,19 @@ struct NormArgs {
   int64_t groups = 0, channels_per_group = 0, spatial = 1;
   const void* scale = nullptr;  // nullptr: none
   const void* bias = nullptr;
+  // A quantized copy of the output (step.h, FusedQuantization::copy): codes[i] is what a
+  // quantize layer stores for y[i] as written (y's type) / code_scale[0] (quantize_kernel.h).
+  void* codes = nullptr;  // nullptr: none
+  const void* code_scale = nullptr;
+  DataType code_type = DataType::kInt8;  // int8 or fp8e4m3
+  DataType code_scale_type = DataType::kFloat32;
 };
 
 // Rows of whole 16-byte vectors (a multiple of 8 fp16/bf16 or 4 fp32 elements) of layer or RMS
-// norm, with x, y, scale and bias 16-byte aligned, take a vector kernel: each thread caches whole
-// vectors (as many values as the scalar kernels cache at most) and loads and stores them whole.
-// The vectors each thread caches for this launch, or 0 where the scalar kernels run.
+// norm, with x, y, scale and bias 16-byte aligned and codes aligned to one vector's codes, take
+// a vector kernel: each thread caches whole vectors (as many values as the scalar kernels cache
+// at most) and loads and stores them whole. The vectors each thread caches for this launch, or 0
+// where the scalar kernels run.
 int norm_vectors_per_thread(const void* x, const void* y, DataType type, const NormArgs& args, const RowLaunch& rows);
 
 cudaError_t launch_norm(const void* x, void* y, DataType type, const NormArgs& args, const RowLaunch& rows,

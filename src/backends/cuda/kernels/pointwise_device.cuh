@@ -92,14 +92,14 @@ __device__ __forceinline__ float int8_quantized(float v) {
   const float r = v != v ? 0.0f : rintf(v);
   return r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r;
 }
-// A quantize layer's store of v = x / scale (quantize_kernel.h): int8 as int8_quantized; fp8
-// e4m3 nearest even, saturated to +-448.
+// The byte a quantize layer stores for v = x / scale (quantize_kernel.h): int8 as
+// int8_quantized; fp8 e4m3 nearest even, saturated to +-448.
+__device__ __forceinline__ uint8_t quantized_code(float v, DataType type) {
+  if (type == DataType::kFloat8E4M3) return float_to_e4m3(v, /*saturate=*/true);
+  return static_cast<uint8_t>(static_cast<int8_t>(int8_quantized(v)));
+}
 __device__ __forceinline__ void store_quantized(void* y, int64_t i, DataType type, float v) {
-  if (type == DataType::kFloat8E4M3) {
-    static_cast<uint8_t*>(y)[i] = float_to_e4m3(v, /*saturate=*/true);
-    return;
-  }
-  static_cast<int8_t*>(y)[i] = static_cast<int8_t>(int8_quantized(v));
+  static_cast<uint8_t*>(y)[i] = quantized_code(v, type);
 }
 // The value store_quantized stores, as a float (exact: every int8 and e4m3 value is one).
 __device__ __forceinline__ float quantized_value(float v, DataType type) {
