@@ -373,6 +373,27 @@ TEST(NormLowering, AQuantizeBesideOtherReadersIsASecondOutputOfTheStep) {
   }
 }
 
+// A plan read from an engine file is checked when it becomes a step: a "copy" that is not the
+// quantize of the anchor's output 0, written as output 1 beside it, is refused, not run.
+TEST(NormLowering, APlanWhoseCopyIsNoCopyIsRefused) {
+  const Rows r{DataType::kFloat16, 32, 768};
+  const auto l = testing::fused_step::lower(norm_then_quantize(r, DataType::kInt8),
+                                            {{"x", {r.rows, r.size}}, {"g", {r.size}}, {"b", {r.size}}}, 90);
+  ASSERT_NE(l.step_of("ln"), nullptr);
+  ASSERT_NE(l.step_of("r"), nullptr);
+  const PlannedStep& planned = *l.step_of("ln");
+  ASSERT_TRUE(instantiate(l.net, planned, l.desc).is_ok());
+  PlannedStep other_value = planned;  // output 0 names another tensor (the add's)
+  other_value.outputs[0] = l.step_of("r")->outputs[0];
+  PlannedStep more_layers = planned;  // the copy and another fused layer
+  more_layers.fused.push_back(l.step_of("r")->anchor);
+  for (const PlannedStep& lie : {other_value, more_layers}) {
+    const auto inst = instantiate(l.net, lie, l.desc);
+    ASSERT_FALSE(inst.is_ok());
+    EXPECT_NE(inst.status().message().find("as a copy of its output"), std::string::npos) << inst.status().message();
+  }
+}
+
 // On the GPU the codes are, bit for bit, what the reference's quantize gives for the values the
 // step wrote (y, checked against the reference layer norm as every norm is): on the vector path
 // (rows of 768), the cached scalar one (770) and the streamed one (20000), int8 and fp8, with
