@@ -208,9 +208,6 @@ class NormOnGpu : public OnGpu {
     }
     return vectorized;
   }
-
-  cudaStream_t stream_ = nullptr;
-  DeviceInfo device_;
 };
 
 struct Rows {
