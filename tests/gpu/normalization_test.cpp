@@ -24,6 +24,7 @@
 #include "backends/registry.h"
 #include "gpu/family_testing.h"
 #include "gpu/fused_step_testing.h"
+#include "host/models/state_dicts.h"
 #include "gpu/seeded_arrays.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/kernels/normalization_kernel.h"
@@ -388,6 +389,35 @@ TEST(NormLowering, APlanWhoseCopyIsNoCopyIsRefused) {
     const auto inst = instantiate(l.net, lie, l.desc);
     ASSERT_FALSE(inst.is_ok());
     EXPECT_NE(inst.status().message().find("as a copy of its output"), std::string::npos) << inst.status().message();
+  }
+}
+
+// The examples' BERT encoder with Q/DQ on every linear layer (int8 and fp8, fp16 compute): every
+// LayerNorm whose output a linear layer reads quantized (the embeddings' and each layer's two but
+// the last, which is the network output) writes that quantize as a copy, so the only quantize
+// steps left are the attention outputs' (one per layer).
+TEST(NormLowering, EveryQuantizedBertLayerNormOutputIsACopy) {
+  bert_encoder::Config cfg = testing::small_bert();
+  cfg.layers = 3;
+  testing::TempDir dir;
+  const Weights weights = Weights::with_unit_placeholders(
+      testing::write_weights(dir, testing::random_state_dict(testing::bert_state_dict(cfg), 5), "weights.safetensors"));
+  for (const DataType format : {DataType::kInt8, DataType::kFloat8E4M3}) {
+    SCOPED_TRACE(data_type_name(format));
+    cfg.quantization = format;
+    Network defined;
+    ASSERT_TRUE(bert_encoder::define(defined, weights, 4, 16, DataType::kFloat16, cfg).is_ok())
+        << defined.status().to_string();
+    const auto l = testing::fused_step::lower(std::move(defined), {{bert_encoder::kInputIds, {4, 16}},
+                                                                   {bert_encoder::kAttentionMask, {4, 16}}}, 90);
+    int copies = 0, quantize_steps = 0;
+    for (const PlannedStep& step : l.steps) {
+      const OpKind kind = l.net.node(step.anchor).kind;
+      copies += kind == OpKind::kLayerNorm && step.outputs.size() == 2;
+      quantize_steps += kind == OpKind::kQuantize;
+    }
+    EXPECT_EQ(copies, 2 * cfg.layers) << testing::fused_step::joined(l.log);
+    EXPECT_EQ(quantize_steps, cfg.layers) << testing::fused_step::joined(l.log);
   }
 }
 
