@@ -82,11 +82,11 @@ Status KernelFamily::check_layer(const StepInstance& step, bool allow_nhwc, bool
     if (step.anchor.inputs.empty() || !step.anchor.inputs[0]) return refuse(step, "input 0 is omitted");
     const DataType t = step.anchor.inputs[0]->dtype;
     if (!is_kernel_float(t)) return refuse(step, "input type {} (takes fp32, fp16, bf16)", data_type_name(t));
-    // A quantized copy's codes (step.h) are the family's to check.
-    const size_t values = step.quantization.copy ? 1 : step.outputs.size();
-    for (size_t i = 0; i < values && i < step.outputs.size(); ++i)
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      if (step.quantization.copy && i == 1) continue;  // a quantized copy's codes: the family checks them
       if (!is_kernel_float(step.outputs[i].dtype))
         return refuse(step, "output type {} (takes fp32, fp16, bf16)", data_type_name(step.outputs[i].dtype));
+    }
   }
   return Status::ok();
 }
