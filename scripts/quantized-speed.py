@@ -24,7 +24,9 @@ device call (scripts/gpu-check --only quantized-speed).
 --fixtures is scripts/gen-model-references.py's folder (<model>/weights.safetensors and
 <model>/io.safetensors, whose inputs at batch 2 bench repeats to the timed batch). Writes
 OUT/quantized-speed.json and .md after every measurement, so a run stopped by a time limit keeps
-what it measured; each tensoracle call's output is under OUT/logs/.
+what it measured; each tensoracle call's output is under OUT/logs/. With --work DIR the engine
+cache lives there, so running again after such a stop builds only the engines not yet built
+(a reused engine's row says "cached" for its build time).
 """
 import argparse
 import json
@@ -57,6 +59,9 @@ def parse_args():
     p.add_argument("--profile-batch", type=int, default=32)
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--backend", default="cuda", help="cpu: a smoke test of the script itself")
+    p.add_argument("--work", type=pathlib.Path,
+                   help="keep the engine cache and the calibrated weights here (default: a temporary folder): "
+                        "a second run on the same machine and tree reuses every engine the first one built")
     return p.parse_args()
 
 
@@ -101,7 +106,7 @@ def markdown(report):
             explicit = len(row["explicit"])
             lines.append(f"| {row['graph']} | {row['batch']} | {row['latency_ms']:.4f} | {row['throughput_ms']:.4f} | "
                          f"{row.get('ratio_latency', float('nan')):.3f} | {row.get('ratio_throughput', float('nan')):.3f} | "
-                         f"{row['build_s']:.1f} | {explicit} |")
+                         f"{'cached' if row.get('cache_hit') else format(row['build_s'], '.1f')} | {explicit} |")
         if "target" in m:
             lines += ["", m["target"]]
         lines.append("")
@@ -213,6 +218,7 @@ def time_batch(model, batch, report, write_now):
                       "--backend", args.backend] + input_specs(model.inputs, batch)
             built = json.loads(run.call(f"build-{tag}", ["build"] + source + ["--json"]))
             row["build_s"] = built["build_seconds"]
+            row["cache_hit"] = built.get("cache_hit", False)
             # The network passes' log, and the backend's from the engine (inspect): fusion decisions
             # and every tactic candidate skipped, with cuDNN's or the timer's reason.
             plan_log = json.loads(run.call(f"inspect-{tag}", ["inspect", built["engine_path"], "--json"]))["build_log"]
@@ -254,13 +260,20 @@ def main():
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     report = {"models": {}, "iterations": args.iterations, "calibration": "max"}
-    with tempfile.TemporaryDirectory() as tmp:
-        run = Run(args, pathlib.Path(tmp))
+    def measure(work):
+        run = Run(args, work)
         models = [Model(run, name) for name in args.models.split(",")]
         # Batch-major, so a run stopped by a time limit has every model's first batch.
         for batch in [int(b) for b in args.batches.split(",")]:
             for model in models:
                 time_batch(model, batch, report, lambda: write(args.out, report))
+
+    if args.work:
+        args.work.mkdir(parents=True, exist_ok=True)
+        measure(args.work)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            measure(pathlib.Path(tmp))
     print(write(args.out, report))
     failed = [r for m in report["models"].values() for r in m["rows"] if "error" in r]
     return 1 if failed else 0
