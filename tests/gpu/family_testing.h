@@ -65,6 +65,13 @@ struct OneLayer {
   }
 };
 
+// One fp32 value, as a quantize layer's scale.
+inline HostArray scalar_scale(float value) {
+  HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
+  scale.data_as<float>()[0] = value;
+  return scale;
+}
+
 // The registered family `name` (a test failure when there is none).
 inline const cu::TacticFamily& family(const std::string& name) {
   const cu::TacticFamily* f = cu::tactic_families().find(name);

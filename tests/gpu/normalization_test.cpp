@@ -41,6 +41,7 @@ using testing::Fill;
 using testing::Match;
 using testing::OnGpu;
 using testing::random_array;
+using testing::scalar_scale;
 
 // ---------------------------------------------------------------- host-only: path choice
 
@@ -319,12 +320,6 @@ TEST_F(NormOnGpu, NanPoisonsOnlyItsOwnRow) {
 }
 
 // ---------------------------------------------------------------- a quantized copy
-
-HostArray scalar_scale(float value) {
-  HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
-  scale.data_as<float>()[0] = value;
-  return scale;
-}
 
 // x -> layer norm "ln" (output "y"), read by an add "r" (output "r") and then by a per-tensor
 // quantize "q" (output "codes"): BERT's LayerNorm, whose output is the next block's residual and,

@@ -42,6 +42,7 @@ using testing::Match;
 using testing::OneLayer;
 using testing::OnGpu;
 using testing::random_array;
+using testing::scalar_scale;
 
 // ---------------------------------------------------------------- inputs
 
@@ -716,12 +717,6 @@ auto codes_near(int max_steps, int64_t max_off) {
   return [max_steps, max_off](const std::string& what, const HostArray& got, const HostArray& want) {
     expect_codes_near(what, got, want, max_steps, max_off);
   };
-}
-
-HostArray scalar_scale(float value) {
-  HostArray scale = HostArray::zeros(DataType::kFloat32, {1}).value();
-  scale.data_as<float>()[0] = value;
-  return scale;
 }
 
 // Activation `kind` of an input "x", then a quantize to `out` by a constant scalar `scale`.
