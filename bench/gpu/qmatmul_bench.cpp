@@ -7,7 +7,11 @@
 //   ffn_up 4096x768->3072 +bias+gelu: | fp16 cublaslt.matmul T | int8 explicit T fused T | fp8e4m3 explicit T fused T
 //
 // (a path missing from a line: the planner did not fuse that pattern; its step then names the
-// family that took it).
+// family that took it). Each line ends with cuBLASLt's fp8 GEMM alone (same epilogue, GELU as
+// tanh) at every heuristic rank, in its exact mode and in its fast-accumulation mode:
+//
+//   ... | lt fp8 exact T fast T
+//
 // Usage: qmatmul_bench
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cublaslt/lt_gemm.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/plan_lowering.h"
@@ -135,6 +140,56 @@ Result<std::map<std::string, double>> time_step(const Gemm& g, DataType quantize
   return best;
 }
 
+// The fastest heuristic rank of cuBLASLt's fp8 GEMM for `g` (fp16 output, bias, tanh GELU), in
+// the exact or the fast-accumulation mode.
+Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cudaEvent_t begin, cudaEvent_t end) {
+  LtGemmDesc desc;
+  desc.input_type = DataType::kFloat8E4M3;
+  desc.output_type = DataType::kFloat16;
+  desc.m = g.tokens, desc.n = g.n, desc.k = g.k;
+  desc.transpose_b = true;
+  desc.use_bias = true;
+  desc.activation = g.gelu ? LtActivation::kGeluTanh : LtActivation::kNone;
+  desc.fast_accumulation = fast;
+  std::vector<DeviceBuffer> memory;
+  const auto tensor = [&](DataType type, Dims shape) -> Result<DeviceTensor> {
+    DeviceTensor t{type, shape, Layout::kLinear, nullptr};
+    TO_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(t.byte_size(), "bench tensor"));
+    t.data = b.data();
+    memory.push_back(std::move(b));
+    TO_RETURN_IF_ERROR(fill(t, static_cast<uint32_t>(memory.size())));
+    return t;
+  };
+  TO_ASSIGN_OR_RETURN(const DeviceTensor a, tensor(DataType::kFloat8E4M3, Dims({g.tokens, g.k})));
+  TO_ASSIGN_OR_RETURN(const DeviceTensor b, tensor(DataType::kFloat8E4M3, Dims({g.n, g.k})));
+  TO_ASSIGN_OR_RETURN(const DeviceTensor bias, tensor(DataType::kFloat16, Dims({g.n})));
+  TO_ASSIGN_OR_RETURN(const DeviceTensor d, tensor(DataType::kFloat16, Dims({g.tokens, g.n})));
+  TO_ASSIGN_OR_RETURN(const DeviceTensor scale, tensor(DataType::kFloat32, Dims({})));
+  TO_ASSIGN_OR_RETURN(DeviceBuffer workspace, DeviceBuffer::allocate(kLtWorkspaceLimit, "workspace"));
+  LtGemmArgs args;
+  args.a = a.data, args.b = b.data, args.d = d.data, args.bias = bias.data;
+  args.a_scale = args.b_scale = static_cast<const float*>(scale.data);
+  TO_ASSIGN_OR_RETURN(auto first, LtGemm::create(ctx.cublaslt, desc));
+  double best = -1;
+  for (int rank = 0; rank < first->algorithm_count(); ++rank) {
+    TO_ASSIGN_OR_RETURN(auto gemm, LtGemm::create(ctx.cublaslt, desc, rank));
+    std::vector<double> times;
+    for (int i = 0; i < kWarmup + kTimed; ++i) {
+      TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(begin, ctx.stream));
+      TO_RETURN_IF_ERROR(gemm->run(ctx.cublaslt, args, ctx.stream, workspace.data(), kLtWorkspaceLimit));
+      TO_CUDA_RETURN_IF_ERROR(cudaEventRecord(end, ctx.stream));
+      TO_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(end));
+      float ms = 0;
+      TO_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, begin, end));
+      if (i >= kWarmup) times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    const double ms = times[times.size() / 2];
+    if (best < 0 || ms < best) best = ms;
+  }
+  return best;
+}
+
 int run() {
   auto device = current_device();
   if (!device.is_ok()) {
@@ -168,6 +223,16 @@ int run() {
         }
         line += fmt::format(" | {}", data_type_name(type));
         for (const auto& [path, ms] : *best) line += fmt::format(" {} {:.4f} ms", path, ms);
+      }
+      line += " | lt fp8";
+      for (const bool fast : {false, true}) {
+        auto ms = time_lt_fp8(g, fast, ctx, begin, end);
+        if (!ms.is_ok()) {
+          line += fmt::format(" {} FAILED {}", fast ? "fast" : "exact", ms.status().to_string());
+          status = 1;
+          continue;
+        }
+        line += fmt::format(" {} {:.4f} ms", fast ? "fast" : "exact", *ms);
       }
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);

@@ -81,11 +81,12 @@ Result<bool> keeps_precision(const cublasLtMatmulAlgo_t& algo, DataType input_ty
 }  // namespace
 
 std::string LtGemmDesc::to_string() const {
-  return fmt::format("{} [{}x{}]{}x[{}x{}]{} -> {} batch {} (strides a {} b {} c {} d {}){}{}{}",
+  return fmt::format("{} [{}x{}]{}x[{}x{}]{} -> {} batch {} (strides a {} b {} c {} d {}){}{}{}{}",
                      data_type_name(input_type), m, k, transpose_a ? "(stored T)" : "", k, n,
                      transpose_b ? "(stored T)" : "", data_type_name(output_type), batch_count, batch_stride_a,
                      batch_stride_b, batch_stride_c, batch_stride_d, use_c ? " +C" : "", use_bias ? " +bias" : "",
-                     activation == LtActivation::kNone ? "" : fmt::format(" {}", activation_name(activation)));
+                     activation == LtActivation::kNone ? "" : fmt::format(" {}", activation_name(activation)),
+                     fast_accumulation ? " fast-accumulation" : "");
 }
 
 LtGemm::~LtGemm() {
@@ -142,6 +143,8 @@ Status LtGemm::build() {
   TO_ASSIGN_OR_RETURN(const cudaDataType_t out_type, cuda_type(d.output_type));
   const bool fp8 = d.input_type == DataType::kFloat8E4M3, int8 = d.input_type == DataType::kInt8;
   const bool fp8_out = fp8 && d.output_type == DataType::kFloat8E4M3;
+  if (d.fast_accumulation && !fp8)
+    return invalid_argument("cuBLASLt GEMM: fast accumulation is an fp8 mode, not one for {}", d.to_string());
   if (fp8 || int8) {
     if (d.transpose_a || !d.transpose_b)
       return unsupported("cuBLASLt GEMM: {} inputs take only A [m, k] untransposed and B stored [n, k] (the TN form), not {}",
@@ -186,6 +189,8 @@ Status LtGemm::build() {
     if (fp8_out)
       TO_CUBLAS_RETURN_IF_ERROR(
           cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &placeholder, sizeof(placeholder)));
+    const int8_t fast = d.fast_accumulation ? 1 : 0;
+    TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
   }
   const int32_t op_b = d.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int32_t op_a = d.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -16,7 +16,8 @@
 //
 // Quantized inputs (Q/DQ fusion) take only the "TN" form cuBLASLt's fp8 and int8 tensor-core
 // kernels have: A [m, k] stored untransposed, B stored [n, k] (transpose_b):
-// - fp8 e4m3: fp32 accumulation (never the fast-accumulation mode), per-tensor device scales:
+// - fp8 e4m3: fp32 accumulation, per-tensor device scales (fast_accumulation: cuBLASLt's fast
+//   mode, whose tensor-core partial sums are not promoted to fp32 as they grow; faster, less exact):
 //     D = d_scale · act(alpha · a_scale · b_scale · A·B + beta · C + bias)
 //   with D in fp16, bf16 or fp32, or in fp8 e4m3 (d_scale applies only then, saturating); C and
 //   the bias are of `c_type` (fp16 or bf16 for an fp8 D, otherwise D's type; a bias with an fp32
@@ -65,6 +66,7 @@ struct LtGemmDesc {
   bool use_c = false;     // read C (beta applies); C and D must not overlap unless they are the same buffer with the same layout
   bool use_bias = false;  // bias of n output_type elements
   LtActivation activation = LtActivation::kNone;
+  bool fast_accumulation = false;  // fp8 inputs only: CUBLASLT_MATMUL_DESC_FAST_ACCUM
   // Alignment in bytes (a power of two) that every pointer given to run() has; algorithms that
   // need more are excluded. run() checks it.
   uint32_t pointer_alignment = 16;
