@@ -11,7 +11,8 @@ The quantized graphs read activation scales from `tensoracle calibrate` (method 
 fixture's inputs; the scales' values do not change which kernels run, their shapes do: weights
 are calibrated per output channel, or per tensor for a graph written with the suffix `:tensor`
 (`--graphs fp16,fp8_fp16,fp8_fp16:tensor`; the same graph, `calibrate --per-tensor-weights`), the
-form cuBLASLt's fp8 GEMM fuses whole (docs/quantization.md). Every engine's build log
+form cuBLASLt's fp8 GEMM fuses whole (docs/quantization.md); the variant `fast` builds with
+`--fp8-fast-accumulation` (`fp8_fp16:tensor+fast`). Every engine's build log
 lines about Q/DQ layers that stayed explicit (docs/quantization.md) and about tactic candidates
 the timer skipped (with the reason) are kept with its row, and at
 --profile-batch every engine's steps are also timed alone (bench --profile-layers), so a missed
@@ -54,7 +55,8 @@ def parse_args():
     p.add_argument("--out", required=True, type=pathlib.Path)
     p.add_argument("--models", default="resnet50,bert_encoder")
     p.add_argument("--graphs", default="fp16,int8_fp16,fp8_fp16,int8,fp8",
-                   help="graph suffixes, fp16 first (the baseline); SUFFIX:tensor calibrates its weights per tensor")
+                   help="graph suffixes, fp16 first (the baseline); SUFFIX:tensor calibrates its weights per tensor, "
+                        "SUFFIX:fast builds with --fp8-fast-accumulation, SUFFIX:tensor+fast both")
     p.add_argument("--batches", default="32,1")
     p.add_argument("--profile-batch", type=int, default=32)
     p.add_argument("--iterations", type=int, default=200)
@@ -185,11 +187,9 @@ class Model:
         self.scales = {}
 
     def weights_for(self, suffix):
-        """The weights file for graph `suffix` (SUFFIX:tensor: weight scales per tensor)."""
-        graph, _, variant = suffix.partition(":")
-        precision = graph.split("_")[0]
-        if variant not in ("", "tensor"):
-            raise ValueError(f"graph suffix '{suffix}': the only variant is ':tensor' (weight scales per tensor)")
+        """The weights file for graph `suffix` (variant tensor: weight scales per tensor)."""
+        precision = suffix.partition(":")[0].split("_")[0]
+        variant = "tensor" if "tensor" in variants_of(suffix) else ""
         if precision not in ("int8", "fp8"):
             return self.weights
         key = f"{precision}-{variant}" if variant else precision
@@ -204,6 +204,15 @@ class Model:
         return self.scales[key]
 
 
+def variants_of(suffix):
+    """The variants of graph `suffix` (SUFFIX:VARIANT+VARIANT): tensor, fast."""
+    variants = set(filter(None, suffix.partition(":")[2].split("+")))
+    if variants - {"tensor", "fast"}:
+        raise ValueError(f"graph suffix '{suffix}': variants are 'tensor' (weight scales per tensor) and 'fast' "
+                         "(built with --fp8-fast-accumulation), joined by '+'")
+    return variants
+
+
 def time_batch(model, batch, report, write_now):
     """Every graph of `model` at `batch`, fp16 first; at --profile-batch, the target check."""
     run, args = model.run, model.run.args
@@ -211,12 +220,13 @@ def time_batch(model, batch, report, write_now):
     baseline = None
     for suffix in args.graphs.split(","):
         graph = f"{model.name}_{suffix}"
-        tag = f"{graph.replace(':', '-')}-b{batch}"
+        tag = f"{graph.replace(':', '-').replace('+', '-')}-b{batch}"
         row = {"graph": graph, "batch": batch}
         try:
             source = ["--package", model.package, "--graph", graph.partition(":")[0], "--weights", str(model.weights_for(suffix)),
                       "--backend", args.backend] + input_specs(model.inputs, batch)
-            built = json.loads(run.call(f"build-{tag}", ["build"] + source + ["--json"]))
+            fast = ["--fp8-fast-accumulation"] if "fast" in variants_of(suffix) else []
+            built = json.loads(run.call(f"build-{tag}", ["build"] + source + fast + ["--json"]))
             row["build_s"] = built["build_seconds"]
             row["cache_hit"] = built.get("cache_hit", False)
             # The network passes' log, and the backend's from the engine (inspect): fusion decisions

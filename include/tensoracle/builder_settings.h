@@ -39,6 +39,11 @@ struct BuilderSettings {
   // kinds with their function). Both enter the key manifest when precision is not fp32.
   DataType precision = DataType::kFloat32;
   std::optional<std::vector<std::string>> keep_fp32;
+  // cuda, Q/DQ-fused fp8 matrix products: let cuBLASLt accumulate in its fast mode, whose
+  // tensor-core partial sums are not promoted to fp32 as they grow (faster; about 14 bits kept
+  // across the whole K instead of within a block; docs/quantization.md). Off: fp32 accumulation.
+  // Listed in the key manifest only when on.
+  bool fp8_fast_accumulation = false;
 
   // The settings in canonical text form, as the key manifest lists them ("optimization_level": "3").
   std::map<std::string, std::string> to_manifest() const;

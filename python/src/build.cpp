@@ -156,7 +156,8 @@ void bind_settings(nb::module_& m) {
                           std::optional<int> optimization_level, std::optional<int> timing_iterations,
                           std::optional<int> auxiliary_streams, std::optional<bool> deterministic_replay,
                           std::optional<std::string> tactic_record, std::optional<std::string> precision,
-                          std::optional<std::vector<std::string>> keep_fp32) {
+                          std::optional<std::vector<std::string>> keep_fp32,
+                          std::optional<bool> fp8_fast_accumulation) {
         auto* s = new (self) BuilderSettings();
         if (precision) s->precision = precision_from_python(*precision);
         s->keep_fp32 = std::move(keep_fp32);
@@ -166,10 +167,11 @@ void bind_settings(nb::module_& m) {
         if (auxiliary_streams) s->auxiliary_streams = *auxiliary_streams;
         if (deterministic_replay) s->deterministic_replay = *deterministic_replay;
         if (tactic_record) s->tactic_record = *tactic_record;
+        if (fp8_fast_accumulation) s->fp8_fast_accumulation = *fp8_fast_accumulation;
       }, nb::kw_only(), "workspace_limit_bytes"_a = nb::none(), "optimization_level"_a = nb::none(),
            "timing_iterations"_a = nb::none(), "auxiliary_streams"_a = nb::none(), "deterministic_replay"_a = nb::none(),
            "tactic_record"_a = nb::none(), "precision"_a = nb::none(), "keep_fp32"_a = nb::none(),
-           "Unset arguments keep the library's defaults.")
+           "fp8_fast_accumulation"_a = nb::none(), "Unset arguments keep the library's defaults.")
       .def_rw("workspace_limit_bytes", &BuilderSettings::workspace_limit_bytes)
       .def_rw("optimization_level", &BuilderSettings::optimization_level, "0..5: how hard to search tactics")
       .def_rw("timing_iterations", &BuilderSettings::timing_iterations, "per tactic candidate when tactics are timed")
@@ -178,6 +180,9 @@ void bind_settings(nb::module_& m) {
       .def_rw("deterministic_replay", &BuilderSettings::deterministic_replay,
               "replay the tactic choices recorded in tactic_record (an engine file) instead of timing")
       .def_rw("tactic_record", &BuilderSettings::tactic_record)
+      .def_rw("fp8_fast_accumulation", &BuilderSettings::fp8_fast_accumulation,
+              "cuda: Q/DQ-fused fp8 matrix products may accumulate in cuBLASLt's fast mode (faster, about 14 bits "
+              "kept across the sum instead of fp32; docs/quantization.md)")
       .def_prop_rw("precision", [](const BuilderSettings& s) { return std::string(data_type_name(s.precision)); },
                    [](BuilderSettings& s, const std::string& value) { s.precision = precision_from_python(value); },
                    "'fp32' (the network's own types), 'fp16' or 'bf16': the precision pass converts an fp32 network's "

@@ -22,6 +22,7 @@ std::map<std::string, std::string> BuilderSettings::to_manifest() const {
     manifest["keep_fp32"] = fmt::format("{}", fmt::join(keep_fp32 ? *keep_fp32 : passes::PrecisionOptions::default_keep_fp32(), ","));
     manifest["precision_pass"] = passes::kPrecisionPassVersion;
   }
+  if (fp8_fast_accumulation) manifest["fp8_fast_accumulation"] = "on";
   return manifest;
 }
 

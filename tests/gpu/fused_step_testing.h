@@ -81,13 +81,16 @@ inline Lowered lower(Network network, const std::map<std::string, Dims>& input_s
 // inputs -- the constants of `l.net`, network inputs from `network_inputs` -- into a poisoned
 // output buffer, and hands each result to `mismatch` ("" when it is right). Both of a fused
 // family's paths ("#explicit" and "#fused" in the tactic names) must be among the candidates.
+// `fp8_fast_accumulation`: the step as a build that allows it instantiates it (StepInstance).
 inline void expect_every_candidate_matches(const Lowered& l, const cu::PlannedStep& planned, const std::string& family,
                                            const NamedArrays& network_inputs, const std::string& label,
-                                           const std::function<std::string(const HostArray&)>& mismatch) {
+                                           const std::function<std::string(const HostArray&)>& mismatch,
+                                           bool fp8_fast_accumulation = false) {
   auto device = cu::current_device();
   ASSERT_TRUE(device.is_ok()) << device.status().to_string();
   auto step = cu::instantiate(l.net, planned, l.desc);
   ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  step->fp8_fast_accumulation = fp8_fast_accumulation;
 
   std::vector<DeviceBuffer> held;
   const auto upload = [&](Tensor t) -> cu::DeviceTensor {
@@ -124,6 +127,8 @@ inline void expect_every_candidate_matches(const Lowered& l, const cu::PlannedSt
     ASSERT_TRUE(initialized.is_ok()) << tactic->name() << ": " << initialized.to_string();
     explicit_seen |= tactic->name().find("#explicit") != std::string::npos;
     fused_seen |= tactic->name().find("#fused") != std::string::npos;
+    if (fp8_fast_accumulation && tactic->name().find("#fused") != std::string::npos)
+      EXPECT_NE(tactic->name().find("#fused_fast"), std::string::npos) << label << ": " << tactic->name() << " accumulates in fp32";
     const size_t bytes = tactic->workspace_size(*step);
     // As the runtime and the tactic timer give it: no pointer at all when the tactic asks for no
     // bytes (a graph-path candidate refused such a step at every build until 8b06b3a).

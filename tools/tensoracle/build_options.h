@@ -37,6 +37,7 @@ struct BuildOptions {
   std::vector<std::string> plugin_libraries;
   std::string precision = "fp32";
   std::vector<std::string> keep_fp32;
+  bool fp8_fast_accumulation = false;
 
   void add_to(CLI::App* cmd) {
     auto* package_opt = cmd->add_option("--package", package,
@@ -78,6 +79,10 @@ struct BuildOptions {
                     "keep-list (reduce.sum,reduce.prod,unary.exp,elementwise.pow); an op kind (softmax) or a kind "
                     "with its function (unary.exp); `none` keeps nothing")
         ->delimiter(',');
+    cmd->add_flag("--fp8-fast-accumulation", fp8_fast_accumulation,
+                  "cuda: Q/DQ-fused fp8 matrix products may accumulate in cuBLASLt's fast mode (faster; its partial "
+                  "sums keep about 14 bits across the whole sum instead of being promoted to fp32; the tactic timer "
+                  "still picks the fastest candidate; docs/quantization.md)");
     cmd->add_option("--replay-tactics", replay_tactics,
                     "Engine file whose recorded tactic choices this build replays instead of timing (a deterministic rebuild)")
         ->check(CLI::ExistingFile);
@@ -103,6 +108,7 @@ struct BuildOptions {
     if (optimization_level >= 0) build.settings.optimization_level = optimization_level;
     if (auxiliary_streams >= 0) build.settings.auxiliary_streams = auxiliary_streams;
     build.settings.precision = value_or_fail(parse_data_type(precision));
+    build.settings.fp8_fast_accumulation = fp8_fast_accumulation;
     if (!keep_fp32.empty()) {
       if (build.settings.precision == DataType::kFloat32) fail_usage("--keep-fp32 needs --precision fp16 or bf16");
       std::vector<std::string> keep;

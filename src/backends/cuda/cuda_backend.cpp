@@ -40,6 +40,7 @@ class CudaBackend final : public Backend {
     options.timing_iterations = request.settings.timing_iterations;
     options.workspace_limit_bytes = request.settings.workspace_limit_bytes;
     options.auxiliary_streams = request.settings.auxiliary_streams;
+    options.fp8_fast_accumulation = request.settings.fp8_fast_accumulation;
     if (request.tactic_record != nullptr) {
       TO_ASSIGN_OR_RETURN(options.replay, cuda::recorded_choices(request.tactic_record->plan().as_string_view(),
                                                                  request.tactic_record->label()));

@@ -60,6 +60,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<Optimi
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     PlannedStep& step = plan.steps[s];
     TO_ASSIGN_OR_RETURN(StepInstance inst, instantiate(net, step, opt));
+    inst.fp8_fast_accumulation = options.fp8_fast_accumulation;
     std::vector<std::string> reasons;
     std::vector<const TacticFamily*> families = accepting_families(inst, device, &reasons);
     const std::string label = step_label(net, step);

@@ -31,6 +31,8 @@ struct PlanOptions {
   // 1: branches of the network may run on an auxiliary stream beside the main one
   // (step_schedule.h); 0: every step on the caller's stream.
   int auxiliary_streams = 1;
+  // Fused fp8 GEMMs may accumulate in cuBLASLt's fast mode (BuilderSettings::fp8_fast_accumulation).
+  bool fp8_fast_accumulation = false;
   // Recorded choices to replay instead of timing (plan_json.h recorded_choices).
   ReplayChoices replay;
 };

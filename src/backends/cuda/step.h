@@ -66,6 +66,9 @@ struct StepInstance {
   FusedQuantization quantization;
   // What a plugin anchor's plugin is made from: the plugins of the network the step belongs to.
   const PluginRegistry* plugins = nullptr;
+  // The build lets fused fp8 GEMMs accumulate in cuBLASLt's fast mode (PlanOptions), so the
+  // candidates offered for this step use it. A recorded choice runs as it was recorded.
+  bool fp8_fast_accumulation = false;
 
   bool has_epilogue() const { return !program.empty() && !is_pointwise(anchor.node.kind); }
   // Whether the step computes quantize/dequantize layers of the kinds FamilyTraits::

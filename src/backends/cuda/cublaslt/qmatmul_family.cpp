@@ -4,6 +4,9 @@
 // recorded choice {"path": "fused" | "explicit", "rank": i} replays by asking the heuristic again
 // and is refused (kFailedPrecondition, naming the layer and the choice) when that rank is not
 // there, or the path is not possible for the step any more, rather than running another one.
+// Where the build allows it (StepInstance::fp8_fast_accumulation), an fp8 step's fused
+// candidates accumulate in cuBLASLt's fast mode, and their choice says so
+// ("fast_accumulation": true; absent: fp32 accumulation).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -54,12 +57,25 @@ Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused) {
   return s;
 }
 
+// Whether the step's operands are fp8 (the fast accumulation mode exists only there).
+bool is_fp8_product(const StepInstance& step) {
+  const auto& dequantized = step.quantization.dequantized;
+  return !dequantized.empty() && dequantized[0].data->dtype == DataType::kFloat8E4M3;
+}
+
 class QuantizedMatmulTactic final : public CudaTactic {
  public:
-  QuantizedMatmulTactic(bool fused, int rank) : fused_(fused), rank_(rank) {}
+  // `fast`: the fused fp8 GEMM accumulates in cuBLASLt's fast mode (only with `fused`).
+  QuantizedMatmulTactic(bool fused, int rank, bool fast) : fused_(fused), rank_(rank), fast_(fused && fast) {}
 
-  std::string name() const override { return fmt::format("{}#{}{}", kFamilyName, fused_ ? "fused" : "explicit", rank_); }
-  nlohmann::json choice() const override { return {{"path", fused_ ? "fused" : "explicit"}, {"rank", rank_}}; }
+  std::string name() const override {
+    return fmt::format("{}#{}{}{}", kFamilyName, fused_ ? "fused" : "explicit", fast_ ? "_fast" : "", rank_);
+  }
+  nlohmann::json choice() const override {
+    nlohmann::json c{{"path", fused_ ? "fused" : "explicit"}, {"rank", rank_}};
+    if (fast_) c["fast_accumulation"] = true;
+    return c;
+  }
 
   size_t workspace_size(const StepInstance& step) const override {
     if (gemm_ && shapes_.matches(step)) return scratch_.total() + gemm_->workspace_size();
@@ -77,7 +93,11 @@ class QuantizedMatmulTactic final : public CudaTactic {
     if (scratch_.total() > ctx.workspace_bytes)
       return unsupported("layer '{}': {} needs {} bytes of scratch, more than the {} bytes of workspace given",
                          step.anchor.node.name, name(), scratch_.total(), ctx.workspace_bytes);
-    const LtGemmDesc& desc = fused_ ? plan_.gemm : plan_.dequantized.gemm;
+    if (fast_ && plan_.kind != QuantizedMatmulPlan::Kind::kFp8)
+      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} (choice {}) asks for fp8 fast accumulation in an int8 product",
+                        step.anchor.node.name, name(), choice().dump());
+    LtGemmDesc desc = fused_ ? plan_.gemm : plan_.dequantized.gemm;
+    desc.fast_accumulation = fast_;
     TO_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ctx.cublaslt, desc, rank_, ctx.workspace_bytes - scratch_.total()));
     // LtGemm::create falls back to another rank when the heuristic lists fewer algorithms here or
     // the one at rank_ needs more workspace than given. A candidate or a recorded choice must run
@@ -223,6 +243,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
 
   bool fused_;
   int rank_;
+  bool fast_;
   QuantizedMatmulPlan plan_;
   Scratch scratch_;
   std::unique_ptr<LtGemm> gemm_;
@@ -252,9 +273,10 @@ class QuantizedMatmulFamily final : public TacticFamily {
     // comes first so that the timer checks the fused one against it. At a limit of 1: the fused
     // path alone (the best guess).
     const int fused_count = std::max(1, limit - limit / 2), explicit_count = limit / 2;
+    const bool fast = step.fp8_fast_accumulation && is_fp8_product(step);
     for (const bool fused : {false, true}) {
       for (int rank = 0; rank < (fused ? fused_count : explicit_count); ++rank) {
-        auto tactic = std::make_unique<QuantizedMatmulTactic>(fused, rank);
+        auto tactic = std::make_unique<QuantizedMatmulTactic>(fused, rank, fast);
         const Status made = tactic->initialize(step, ctx);
         if (!made.is_ok()) {
           if (first_failure.is_ok()) first_failure = made;
@@ -272,11 +294,15 @@ class QuantizedMatmulFamily final : public TacticFamily {
   Result<std::unique_ptr<CudaTactic>> replay(const StepInstance& step, const nlohmann::json& choice) const override {
     const auto path = choice.is_object() ? choice.find("path") : choice.end();
     const auto rank = choice.is_object() ? choice.find("rank") : choice.end();
+    const auto fast = choice.is_object() ? choice.find("fast_accumulation") : choice.end();
     if (path == choice.end() || !path->is_string() || (*path != "fused" && *path != "explicit") || rank == choice.end() ||
-        !rank->is_number_integer() || rank->get<int64_t>() < 0 || rank->get<int64_t>() >= kLtMaxAlgorithms)
-      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\" or \"explicit\" and \"rank\": an integer in [0, {})",
+        !rank->is_number_integer() || rank->get<int64_t>() < 0 || rank->get<int64_t>() >= kLtMaxAlgorithms ||
+        (fast != choice.end() && (!fast->is_boolean() || (fast->get<bool>() && *path != "fused"))))
+      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\" or \"explicit\", \"rank\": an integer in [0, {}) "
+                              "and optionally, with \"fused\", \"fast_accumulation\": a boolean",
                               step.anchor.node.name, kFamilyName, choice.dump(), kLtMaxAlgorithms);
-    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedMatmulTactic>(*path == "fused", rank->get<int>()));
+    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedMatmulTactic>(
+        *path == "fused", rank->get<int>(), fast != choice.end() && fast->get<bool>()));
   }
 };
 
