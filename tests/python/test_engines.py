@@ -69,6 +69,8 @@ def test_precision_fp16_is_another_key_with_fp32_io(tinynet_build, tinynet_io):
     with pytest.raises(ValueError, match="fp8"):
         tinynet_build.settings.precision = "fp8"
     assert tensoracle.BuilderSettings(precision="bf16", keep_fp32=[]).to_manifest()["keep_fp32"] == ""
+    assert "fp8_fast_accumulation" not in tensoracle.BuilderSettings().to_manifest()
+    assert tensoracle.BuilderSettings(fp8_fast_accumulation=True).to_manifest()["fp8_fast_accumulation"] == "on"
 
 
 def test_policies(tinynet_build):

@@ -10,6 +10,7 @@
 #include "backends/registry.h"
 #include "host/e2e/cli_testing.h"
 #include "host/engine/engine_surgery.h"
+#include "tensoracle/builder_settings.h"
 #include "tensoracle/compare.h"
 
 namespace tensoracle {
@@ -92,6 +93,18 @@ TEST_F(EngineCli, AMissExplainsWhichManifestFieldsDiffer) {
   EXPECT_EQ(other["cache_hit"], false);
   const std::string why = other["explanation"];
   EXPECT_NE(why.find("profiles"), std::string::npos) << why;
+}
+
+// --fp8-fast-accumulation can change an engine (docs/quantization.md), so it is in the key; off,
+// the key is that of a build before the setting existed (the manifest lists it only when on).
+TEST_F(EngineCli, Fp8FastAccumulationIsASettingOfTheKey) {
+  json exact = build_json(kTinynet);
+  json fast = build_json(kTinynet, "--fp8-fast-accumulation");
+  ASSERT_EQ(fast["exit_code"], 0) << fast.dump();
+  EXPECT_EQ(fast["cache_hit"], false);
+  EXPECT_NE(fast["key"], exact["key"]);
+  EXPECT_NE(fast["explanation"].get<std::string>().find("fp8_fast_accumulation"), std::string::npos) << fast.dump();
+  EXPECT_EQ(BuilderSettings().to_manifest().count("fp8_fast_accumulation"), 0u);
 }
 
 // docs/precision.md: tinynet built with --precision fp16 / bf16 is another engine (the miss
