@@ -12,6 +12,10 @@
 //
 //   ... | lt fp8 exact T fast T
 //
+// Last, one line per fp8 GEMM form that the planner does not propose (qmatmul_plan.h: fp16 out
+// with fp16 scales, fp32 out as the per-channel path runs it, fp8 out with a D scale): whether
+// cuBLASLt runs it with its scale pointers 4 bytes apart (as they were when those forms failed
+// on the H200) and 16 bytes apart (as the heuristic's placeholder pointers are aligned).
 // Usage: qmatmul_bench
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -190,6 +194,38 @@ Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cuda
   return best;
 }
 
+// "ok" or the error of one fp8 GEMM of `output` type whose A, B (and D) scale pointers are
+// `spacing` bytes apart in one buffer.
+std::string run_with_scale_spacing(DataType output, size_t spacing, const RunContext& ctx) {
+  LtGemmDesc desc;
+  desc.input_type = DataType::kFloat8E4M3;
+  desc.output_type = output;
+  desc.c_type = DataType::kFloat16;  // read only for an fp8 output
+  desc.m = 32, desc.n = 32, desc.k = 64;
+  desc.transpose_b = true;
+  auto gemm = LtGemm::create(ctx.cublaslt, desc);
+  if (!gemm.is_ok()) return "create: " + gemm.status().to_string();
+  std::vector<DeviceBuffer> memory;
+  for (const size_t bytes : {size_t{32 * 64}, size_t{32 * 64}, size_t{32 * 32 * 4}, size_t{32 * 32 * 2}, size_t{256}})
+    memory.push_back(DeviceBuffer::allocate(bytes, "probe").value());
+  std::vector<float> ones(64, 1.0f);
+  if (cudaMemset(memory[0].data(), 0x38, 32 * 64) != cudaSuccess || cudaMemset(memory[1].data(), 0x38, 32 * 64) != cudaSuccess ||
+      cudaMemset(memory[3].data(), 0, 32 * 32 * 2) != cudaSuccess ||
+      cudaMemcpy(memory[4].data(), ones.data(), 256, cudaMemcpyHostToDevice) != cudaSuccess)
+    return "setup failed";
+  DeviceBuffer workspace = DeviceBuffer::allocate(std::max<size_t>((*gemm)->workspace_size(), 1), "workspace").value();
+  const char* scales = static_cast<const char*>(memory[4].data());
+  LtGemmArgs args;
+  args.a = memory[0].data(), args.b = memory[1].data(), args.d = memory[2].data(), args.c = memory[3].data();
+  args.a_scale = reinterpret_cast<const float*>(scales);
+  args.b_scale = reinterpret_cast<const float*>(scales + spacing);
+  args.d_scale = reinterpret_cast<const float*>(scales + 2 * spacing);
+  const Status ran = (*gemm)->run(ctx.cublaslt, args, ctx.stream, workspace.data(), (*gemm)->workspace_size());
+  if (!ran.is_ok()) return ran.to_string();
+  const cudaError_t synced = cudaStreamSynchronize(ctx.stream);
+  return synced == cudaSuccess ? "ok" : cudaGetErrorString(synced);
+}
+
 int run() {
   auto device = current_device();
   if (!device.is_ok()) {
@@ -238,6 +274,10 @@ int run() {
       std::fflush(stdout);
     }
   }
+  for (const DataType output : {DataType::kFloat16, DataType::kFloat32, DataType::kFloat8E4M3})
+    for (const size_t spacing : {size_t{4}, size_t{16}})
+      std::printf("fp8 -> %s, scale pointers %zu bytes apart: %s\n", std::string(data_type_name(output)).c_str(), spacing,
+                  run_with_scale_spacing(output, spacing, ctx).c_str());
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
   cudaStreamDestroy(stream);
