@@ -31,8 +31,8 @@ __global__ void quantized_epilogue_kernel(const void* __restrict__ acc, void* __
 __global__ void fp8_gemm_scales_kernel(const void* a, DataType a_type, const void* b, DataType b_type, const void* y,
                                        DataType y_type, float* out) {
   out[0] = a ? device::load<float>(a, 0, a_type) : 1.0f;
-  out[1] = b ? device::load<float>(b, 0, b_type) : 1.0f;
-  out[2] = y ? 1.0f / device::load<float>(y, 0, y_type) : 1.0f;
+  out[kFp8ScaleSpacing] = b ? device::load<float>(b, 0, b_type) : 1.0f;
+  out[2 * kFp8ScaleSpacing] = y ? 1.0f / device::load<float>(y, 0, y_type) : 1.0f;
 }
 
 }  // namespace

@@ -13,8 +13,12 @@
 // of the separately rounded dequantized values (round_T(qa·sa) · round_T(qb·sb)) where this
 // scales the exact integer sum (fp8: the fp32 sum) once.
 //
-// launch_fp8_gemm_scales: out[0] = sa, out[1] = sb, out[2] = 1 / sy, as fp32 for cuBLASLt's
-// A/B/D scale pointers; 1 for each scale not given (null).
+// launch_fp8_gemm_scales: out[0] = sa, out[kFp8ScaleSpacing] = sb, out[2 * kFp8ScaleSpacing] =
+// 1 / sy, as fp32 for cuBLASLt's A/B/D scale pointers; 1 for each scale not given (null). Each
+// starts 16 bytes after the one before: LtGemm asks the heuristic with 16-byte-aligned
+// placeholder scale pointers, and every fused form that failed with NOT_SUPPORTED on the H200
+// had its B and D scales 4 and 8 bytes into this buffer (qmatmul_plan.cpp; whether that was the
+// cause is what qmatmul_bench's last lines show).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -43,6 +47,8 @@ struct QuantizedEpilogueArgs {
 };
 
 cudaError_t launch_quantized_epilogue(const void* acc, void* y, const QuantizedEpilogueArgs& args, cudaStream_t stream);
+
+inline constexpr int kFp8ScaleSpacing = 4;  // floats between the scales launch_fp8_gemm_scales writes
 
 cudaError_t launch_fp8_gemm_scales(const void* a_scale, DataType a_type, const void* b_scale, DataType b_type,
                                    const void* y_scale, DataType y_type, float* out, cudaStream_t stream);

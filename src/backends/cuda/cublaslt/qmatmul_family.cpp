@@ -32,7 +32,7 @@ size_t aligned(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratch
 
 // The workspace pieces of one path, in order, before cuBLASLt's own workspace.
 struct Scratch {
-  size_t scales = 0;      // fp8: sa, sb, 1/sy as fp32
+  size_t scales = 0;      // fp8: sa, sb, 1/sy as fp32, kFp8ScaleSpacing apart
   size_t product = 0;     // the product before a quantize kernel, or the GEMM's bare accumulator
   size_t a = 0, b = 0;    // explicit: the dequantized operands
   size_t total() const { return scales + product + a + b; }
@@ -45,10 +45,10 @@ Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused) {
   const int64_t k = plan.dequantized.gemm.k;
   if (fused && plan.epilogue_kernel) {
     s.product = aligned(cells * sizeof(int32_t));  // int32 or fp32
-    if (plan.kind == QuantizedMatmulPlan::Kind::kFp8) s.scales = aligned(3 * sizeof(float));
+    if (plan.kind == QuantizedMatmulPlan::Kind::kFp8) s.scales = aligned(3 * kFp8ScaleSpacing * sizeof(float));
   } else {
     if (plan.requantize && !(fused && plan.quantized_by_gemm)) s.product = aligned(cells * product);
-    if (fused) s.scales = aligned(3 * sizeof(float));
+    if (fused) s.scales = aligned(3 * kFp8ScaleSpacing * sizeof(float));
   }
   if (!fused) {
     s.a = aligned(static_cast<size_t>(plan.rows * k) * product);
@@ -181,8 +181,8 @@ class QuantizedMatmulTactic final : public CudaTactic {
                                                      plan_.quantized_by_gemm ? input(buffers, plan_.y_scale) : nullptr,
                                                      plan_.y_scale_type, p.scales, ctx.stream));
       args.a_scale = p.scales;
-      args.b_scale = p.scales + 1;
-      args.d_scale = p.scales + 2;
+      args.b_scale = p.scales + kFp8ScaleSpacing;
+      args.d_scale = p.scales + 2 * kFp8ScaleSpacing;
     }
     const bool kernel_quantizes = plan_.requantize && !plan_.quantized_by_gemm;
     args.a = input(buffers, plan_.a_data);
@@ -198,7 +198,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
       TO_CUDA_RETURN_IF_ERROR(launch_fp8_gemm_scales(nullptr, DataType::kFloat32, nullptr, DataType::kFloat32, nullptr,
                                                      DataType::kFloat32, p.scales, ctx.stream));
       args.a_scale = p.scales;
-      args.b_scale = p.scales + 1;
+      args.b_scale = p.scales + kFp8ScaleSpacing;
     }
     args.a = input(buffers, plan_.a_data);
     args.b = input(buffers, plan_.b_data);
