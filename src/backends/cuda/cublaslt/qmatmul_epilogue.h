@@ -15,10 +15,9 @@
 //
 // launch_fp8_gemm_scales: out[0] = sa, out[kFp8ScaleSpacing] = sb, out[2 * kFp8ScaleSpacing] =
 // 1 / sy, as fp32 for cuBLASLt's A/B/D scale pointers; 1 for each scale not given (null). Each
-// starts 16 bytes after the one before: LtGemm asks the heuristic with 16-byte-aligned
-// placeholder scale pointers, and every fused form that failed with NOT_SUPPORTED on the H200
-// had its B and D scales 4 and 8 bytes into this buffer (qmatmul_plan.cpp; whether that was the
-// cause is what qmatmul_bench's last lines show).
+// starts 16 bytes after the one before: with them 4 bytes apart cuBLASLt refuses the GEMM
+// (NOT_SUPPORTED; qmatmul_bench's probe on an H100, 2026-12-07), as it did the fused forms
+// qmatmul_plan.cpp does not propose yet.
 #pragma once
 
 #include <cuda_runtime_api.h>

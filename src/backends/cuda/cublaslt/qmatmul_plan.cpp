@@ -109,9 +109,10 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
     // listed algorithms for it. Why is not established without a GPU, so they are not proposed:
     // the layers they would take run explicitly (correct, the reference's order). The code for
     // them below and in qmatmul_family.cpp stays, to be re-enabled once a GPU run explains them.
-    // The suspect: each of them (and none of the forms that passed) read its scales from the
-    // family's workspace, 4 bytes apart, where the heuristic saw 16-byte-aligned placeholders;
-    // they are 16 bytes apart now (qmatmul_epilogue.h), and qmatmul_bench probes both spacings.
+    // The cause, found since (qmatmul_bench's probe, H100, 2026-12-07): each of them read its
+    // scales from the family's workspace 4 bytes apart, and cuBLASLt runs these GEMMs only with
+    // the scale pointers 16 bytes apart, as they are now (qmatmul_epilogue.h). They are proposed
+    // again once gpu_qmatmul_test has run them on a GPU.
     const char* kNotVerified = "the fused form failed on the GPU (cuBLAS NOT_SUPPORTED) and is not proposed until that is understood";
     if (plan.b_per_channel)
       return unsupported("layer '{}': fp8 with per-channel weight scales ({} of dequantize '{}'): {}", layer,

@@ -25,8 +25,9 @@
 // Not proposed (kUnsupported) although the paths above implement them: fp8 with per-channel weight
 // scales, fp8 with a bias on an fp32 product (both the epilogue-kernel path) and fp8 with a
 // trailing fp8 quantize (cuBLASLt's D scale, or the epilogue kernel). Their fused GEMM failed on
-// the H200 with CUBLAS_STATUS_NOT_SUPPORTED and the cause is not established without a GPU; the
-// layers they would take run explicitly instead (a trailing quantize or a bias as its own step
+// the H200 with CUBLAS_STATUS_NOT_SUPPORTED: their scale pointers were 4 bytes apart, which
+// cuBLASLt refuses (now 16, qmatmul_epilogue.h); until a GPU test has run them, the layers they
+// would take run explicitly instead (a trailing quantize or a bias as its own step
 // after the fused product, per-channel weights without fusion).
 #pragma once
 
