@@ -85,6 +85,9 @@ struct Pipeline {
   std::vector<std::string> plugins;
   std::string backend = "cpu";
   int optimization_level = -1;  // -1: the builder's default
+  // Every candidate's build may let fused fp8 GEMMs accumulate in cuBLASLt's fast mode
+  // (BuilderSettings::fp8_fast_accumulation; [model] fp8_fast_accumulation).
+  bool fp8_fast_accumulation = false;
   ArraySelection inputs;
   ArraySelection reference;
   std::string fp32_graph;

@@ -62,6 +62,7 @@ Result<CandidateEngine> open_candidate_engine(RunContext& ctx, const std::string
   build.backend = ctx.backend;
   build.plugins = ctx.plugins;  // their libraries' hashes enter the engine's key
   if (ctx.pipeline.optimization_level >= 0) build.settings.optimization_level = ctx.pipeline.optimization_level;
+  build.settings.fp8_fast_accumulation = ctx.pipeline.fp8_fast_accumulation;
   build.quiet = ctx.options.quiet;
   if (!ctx.options.quiet) {
     // At most a line a second: a long build shows it is alive, a short one stays quiet.

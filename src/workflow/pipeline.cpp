@@ -267,7 +267,9 @@ Result<Pipeline> load_pipeline(const std::string& path) {
   }
   TO_ASSIGN_OR_RETURN(std::optional<std::string> backend, mr.string("backend"));
   TO_ASSIGN_OR_RETURN(std::optional<int64_t> level, mr.integer("optimization_level"));
+  TO_ASSIGN_OR_RETURN(std::optional<bool> fast, mr.boolean("fp8_fast_accumulation"));
   TO_RETURN_IF_ERROR(mr.finish());
+  p.fp8_fast_accumulation = fast.value_or(false);
   // Whether this build has the backend is checked when the pipeline runs (--backend may differ).
   p.backend = backend.value_or(std::string(backends::kReferenceBackend));
   if (level && (*level < 0 || *level > 5)) return mr.error("optimization_level", fmt::format("{} (0 .. 5)", *level));

@@ -71,6 +71,20 @@ TEST_F(BadPipeline, AMinimalPipelineReads) {
   EXPECT_TRUE(p->inputs.arrays.empty());
   EXPECT_TRUE(p->stage2.empty());
   EXPECT_FALSE(p->stage4.enabled);
+  EXPECT_FALSE(p->fp8_fast_accumulation);
+}
+
+TEST_F(BadPipeline, Fp8FastAccumulationIsABooleanOfTheModel) {
+  std::ofstream(dir_.path() + "/limits.json") << R"({"default": {"max_abs_error": 1e-5}})";
+  std::string text = kMinimal;
+  text.insert(text.find("[inputs]"), "fp8_fast_accumulation = true\n");
+  std::ofstream(dir_.path() + "/pipeline.toml") << text;
+  auto p = load_pipeline(dir_.path() + "/pipeline.toml");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_TRUE(p->fp8_fast_accumulation);
+  text.replace(text.find("= true"), 6, "= \"yes\"");
+  const std::string e = error_of(text);
+  EXPECT_NE(e.find("model.fp8_fast_accumulation: expected true or false, found string"), std::string::npos) << e;
 }
 
 TEST_F(BadPipeline, SyntaxErrorsGiveLineAndColumn) {
