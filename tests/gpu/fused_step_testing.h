@@ -127,8 +127,9 @@ inline void expect_every_candidate_matches(const Lowered& l, const cu::PlannedSt
     ASSERT_TRUE(initialized.is_ok()) << tactic->name() << ": " << initialized.to_string();
     explicit_seen |= tactic->name().find("#explicit") != std::string::npos;
     fused_seen |= tactic->name().find("#fused") != std::string::npos;
-    if (fp8_fast_accumulation && tactic->name().find("#fused") != std::string::npos)
+    if (fp8_fast_accumulation && tactic->name().find("#fused") != std::string::npos) {
       EXPECT_NE(tactic->name().find("#fused_fast"), std::string::npos) << label << ": " << tactic->name() << " accumulates in fp32";
+    }
     const size_t bytes = tactic->workspace_size(*step);
     // As the runtime and the tactic timer give it: no pointer at all when the tactic asks for no
     // bytes (a graph-path candidate refused such a step at every build until 8b06b3a).

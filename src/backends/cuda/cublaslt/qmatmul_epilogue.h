@@ -16,8 +16,8 @@
 // launch_fp8_gemm_scales: out[0] = sa, out[kFp8ScaleSpacing] = sb, out[2 * kFp8ScaleSpacing] =
 // 1 / sy, as fp32 for cuBLASLt's A/B/D scale pointers; 1 for each scale not given (null). Each
 // starts 16 bytes after the one before: with them 4 bytes apart cuBLASLt refuses the GEMM
-// (NOT_SUPPORTED; qmatmul_bench's probe on an H100, 2026-12-07), as it did the fused forms
-// qmatmul_plan.cpp does not propose yet.
+// (NOT_SUPPORTED; qmatmul_bench's probe on an H100, 2026-12-07), as it did three fused fp8 forms
+// on the H200 before (qmatmul_plan.h).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -94,35 +94,17 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
     plan.y_scale = step.quantization.requantize->scale_input;
     plan.y_scale_type = step.quantization.requantize->scale->dtype;
   }
-  // Only fp32 scales fuse. With fp16/bf16 scales (the op harness's fp16 and bf16 variants) the
-  // H200 run of 2026-12-04 (docs/perf/gpu-log.md) failed 10 fused cases: fp8 per-tensor GEMMs
-  // with cuBLAS NOT_SUPPORTED at run time, int8 per-channel ones on values; every fp32-scale case
-  // passed. Until those are explained, such layers run explicitly (the reference's order).
-  for (const DataType scale_type : {plan.a_scale_type, plan.b_scale_type, plan.y_scale_type})
-    if (scale_type != DataType::kFloat32)
-      return unsupported("layer '{}': a {} scale (the fused form is verified with fp32 scales only)", layer,
-                         data_type_name(scale_type));
-
-  if (fp8) {
-    // Fused forms that failed on the H200 (docs/perf/gpu-log.md, 2026-12-03 21:05): cublasLtMatmul
-    // returned CUBLAS_STATUS_NOT_SUPPORTED for the fused GEMM of these, although the heuristic had
-    // listed algorithms for it. Why is not established without a GPU, so they are not proposed:
-    // the layers they would take run explicitly (correct, the reference's order). The code for
-    // them below and in qmatmul_family.cpp stays, to be re-enabled once a GPU run explains them.
-    // The cause, found since (qmatmul_bench's probe, H100, 2026-12-07): each of them read its
-    // scales from the family's workspace 4 bytes apart, and cuBLASLt runs these GEMMs only with
-    // the scale pointers 16 bytes apart, as they are now (qmatmul_epilogue.h). They are proposed
-    // again once gpu_qmatmul_test has run them on a GPU.
-    const char* kNotVerified = "the fused form failed on the GPU (cuBLAS NOT_SUPPORTED) and is not proposed until that is understood";
-    if (plan.b_per_channel)
-      return unsupported("layer '{}': fp8 with per-channel weight scales ({} of dequantize '{}'): {}", layer,
-                         b.scale->to_string(), b.layer->name, kNotVerified);
-    if (g.use_bias && g.output_type == DataType::kFloat32)
-      return unsupported("layer '{}': fp8 with a bias on an fp32 product: {}", layer, kNotVerified);
-    if (plan.requantize && plan.output_type == DataType::kFloat8E4M3)
-      return unsupported("layer '{}': fp8 with a trailing fp8 quantize ('{}'): {}", layer,
-                         step.quantization.requantize->layer->name, kNotVerified);
-  }
+  // int8 fuses fp32 scales only. With fp16/bf16 scales (the op harness's fp16 and bf16 variants)
+  // the H200 run of 2026-12-04 (docs/perf/gpu-log.md) failed two int8 per-channel cases on
+  // values, which is not explained on the GPU yet; such layers run explicitly (the reference's
+  // order). fp8 takes any scale type: its failures in that run, and those of the fp8 forms with
+  // per-channel weight scales, a trailing fp8 quantize or a bias on an fp32 product, were
+  // cuBLASLt refusing scale pointers 4 bytes apart (qmatmul_epilogue.h).
+  if (!fp8)
+    for (const DataType scale_type : {plan.a_scale_type, plan.b_scale_type, plan.y_scale_type})
+      if (scale_type != DataType::kFloat32)
+        return unsupported("layer '{}': an int8 product with a {} scale (the fused int8 form is verified with fp32 scales only)",
+                           layer, data_type_name(scale_type));
 
   plan.gemm = g;
   plan.gemm.input_type = qa;

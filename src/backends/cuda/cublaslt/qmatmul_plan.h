@@ -22,13 +22,10 @@
 // per-tensor activation scale; weight scales per tensor or per channel along N; K and N multiples of 16 (fp8) or 4 (int8, cuBLASLt's rule for its int8 kernels).
 // Anything else is kUnsupported with the reason, and the layers stay explicit (plan_lowering.h).
 //
-// Not proposed (kUnsupported) although the paths above implement them: fp8 with per-channel weight
-// scales, fp8 with a bias on an fp32 product (both the epilogue-kernel path) and fp8 with a
-// trailing fp8 quantize (cuBLASLt's D scale, or the epilogue kernel). Their fused GEMM failed on
-// the H200 with CUBLAS_STATUS_NOT_SUPPORTED: their scale pointers were 4 bytes apart, which
-// cuBLASLt refuses (now 16, qmatmul_epilogue.h); until a GPU test has run them, the layers they
-// would take run explicitly instead (a trailing quantize or a bias as its own step
-// after the fused product, per-channel weights without fusion).
+// fp8 with per-channel weight scales, with a bias on an fp32 product or with a trailing fp8
+// quantize failed on the H200 (2026-12-03) with CUBLAS_STATUS_NOT_SUPPORTED and were not proposed
+// until the cause was found: their scale pointers were 4 bytes apart, which cuBLASLt refuses
+// (now 16, qmatmul_epilogue.h). int8 takes fp32 scales only (qmatmul_plan.cpp says why).
 #pragma once
 
 #include <cstdint>
@@ -53,7 +50,7 @@ struct QuantizedMatmulPlan {
   // Step inputs (StepBuffers::inputs) of the quantized operands and their scales.
   size_t a_data = 0, a_scale = 0, b_data = 0, b_scale = 0;
   DataType a_scale_type = DataType::kFloat32, b_scale_type = DataType::kFloat32;
-  bool b_per_channel = false;  // int8 only: sb has N values
+  bool b_per_channel = false;  // sb has N values
   bool requantize = false;     // a trailing quantize layer
   size_t y_scale = 0;          // its scale's step input
   DataType y_scale_type = DataType::kFloat32;
