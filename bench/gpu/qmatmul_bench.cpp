@@ -10,10 +10,14 @@
 // family that took it). Each line ends with cuBLASLt's fp8 GEMM alone (same epilogue, GELU as
 // tanh) at every heuristic rank, in its exact mode and in its fast-accumulation mode:
 //
-//   ... | lt fp8 exact T fast T
+//   ... | lt fp8 exact T fast T channel-scaled T vector-scaled T
 //
-// Last, one line per fp8 GEMM form that the planner does not propose (qmatmul_plan.h: fp16 out
-// with fp16 scales, fp32 out as the per-channel path runs it, fp8 out with a D scale): whether
+// the last two in the exact mode with outer-vector scales: the weight's per output channel
+// ("channel-scaled"), and the activation's per row too ("vector-scaled"); not a failure of the
+// bench where cuBLASLt lacks the mode. Then whether those vector scales compute what LtGemmDesc
+// says (one line each). Last, one line per fp8 GEMM form that the planner once did not propose
+// (qmatmul_plan.h: fp16 out with fp16 scales, fp32 out as the per-channel path runs it, fp8 out
+// with a D scale): whether
 // cuBLASLt runs it with its scale pointers 4 bytes apart (as they were when those forms failed
 // on the H200) and 16 bytes apart (as the heuristic's placeholder pointers are aligned).
 // Usage: qmatmul_bench
@@ -21,6 +25,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -144,9 +149,14 @@ Result<std::map<std::string, double>> time_step(const Gemm& g, DataType quantize
   return best;
 }
 
+// How an fp8 GEMM takes its scales: one value per operand, the weight's per output channel
+// (cuBLASLt's outer-vector mode on B), or both operands' as vectors.
+enum class Fp8Scales { kPerTensor, kWeightPerChannel, kBothVectors };
+
 // The fastest heuristic rank of cuBLASLt's fp8 GEMM for `g` (fp16 output, bias, tanh GELU), in
 // the exact or the fast-accumulation mode.
-Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cudaEvent_t begin, cudaEvent_t end) {
+Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cudaEvent_t begin, cudaEvent_t end,
+                           Fp8Scales scales = Fp8Scales::kPerTensor) {
   LtGemmDesc desc;
   desc.input_type = DataType::kFloat8E4M3;
   desc.output_type = DataType::kFloat16;
@@ -155,6 +165,8 @@ Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cuda
   desc.use_bias = true;
   desc.activation = g.gelu ? LtActivation::kGeluTanh : LtActivation::kNone;
   desc.fast_accumulation = fast;
+  desc.b_scale_per_column = scales != Fp8Scales::kPerTensor;
+  desc.a_scale_per_row = scales == Fp8Scales::kBothVectors;
   std::vector<DeviceBuffer> memory;
   const auto tensor = [&](DataType type, Dims shape) -> Result<DeviceTensor> {
     DeviceTensor t{type, shape, Layout::kLinear, nullptr};
@@ -169,10 +181,13 @@ Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cuda
   TO_ASSIGN_OR_RETURN(const DeviceTensor bias, tensor(DataType::kFloat16, Dims({g.n})));
   TO_ASSIGN_OR_RETURN(const DeviceTensor d, tensor(DataType::kFloat16, Dims({g.tokens, g.n})));
   TO_ASSIGN_OR_RETURN(const DeviceTensor scale, tensor(DataType::kFloat32, Dims({})));
+  TO_ASSIGN_OR_RETURN(const DeviceTensor row_scales, tensor(DataType::kFloat32, Dims({g.tokens})));
+  TO_ASSIGN_OR_RETURN(const DeviceTensor column_scales, tensor(DataType::kFloat32, Dims({g.n})));
   TO_ASSIGN_OR_RETURN(DeviceBuffer workspace, DeviceBuffer::allocate(kLtWorkspaceLimit, "workspace"));
   LtGemmArgs args;
   args.a = a.data, args.b = b.data, args.d = d.data, args.bias = bias.data;
-  args.a_scale = args.b_scale = static_cast<const float*>(scale.data);
+  args.a_scale = static_cast<const float*>(desc.a_scale_per_row ? row_scales.data : scale.data);
+  args.b_scale = static_cast<const float*>(desc.b_scale_per_column ? column_scales.data : scale.data);
   TO_ASSIGN_OR_RETURN(auto first, LtGemm::create(ctx.cublaslt, desc));
   double best = -1;
   for (int rank = 0; rank < first->algorithm_count(); ++rank) {
@@ -226,6 +241,52 @@ std::string run_with_scale_spacing(DataType output, size_t spacing, const RunCon
   return synced == cudaSuccess ? "ok" : cudaGetErrorString(synced);
 }
 
+// Whether cuBLASLt's outer-vector scales do what LtGemmDesc says: A and B all ones (k = 64), the
+// weight scales b[j] = (j + 1) / 16 and the activation's one value 0.5 or a[i] = 1 + i / 32, so
+// D[i, j] = 64 · a · b[j] exactly in fp16. "ok", the first wrong element, or cuBLASLt's error.
+std::string check_vector_scales(bool a_per_row, const RunContext& ctx) {
+  constexpr int64_t m = 32, n = 48, k = 64;
+  LtGemmDesc desc;
+  desc.input_type = DataType::kFloat8E4M3;
+  desc.output_type = DataType::kFloat16;
+  desc.m = m, desc.n = n, desc.k = k;
+  desc.transpose_b = true;
+  desc.b_scale_per_column = true;
+  desc.a_scale_per_row = a_per_row;
+  auto gemm = LtGemm::create(ctx.cublaslt, desc);
+  if (!gemm.is_ok()) return "create: " + gemm.status().to_string();
+  std::vector<float> a_scales(m), b_scales(n);
+  for (int64_t i = 0; i < m; ++i) a_scales[static_cast<size_t>(i)] = a_per_row ? 1.0f + static_cast<float>(i) / 32 : 0.5f;
+  for (int64_t j = 0; j < n; ++j) b_scales[static_cast<size_t>(j)] = static_cast<float>(j + 1) / 16;
+  std::vector<DeviceBuffer> memory;
+  for (const size_t bytes : {size_t{m * k}, size_t{n * k}, size_t{m * n * 2}, size_t{m * 4}, size_t{n * 4}})
+    memory.push_back(DeviceBuffer::allocate(bytes, "probe").value());
+  if (cudaMemset(memory[0].data(), 0x38, m * k) != cudaSuccess || cudaMemset(memory[1].data(), 0x38, n * k) != cudaSuccess ||
+      cudaMemcpy(memory[3].data(), a_scales.data(), m * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemcpy(memory[4].data(), b_scales.data(), n * 4, cudaMemcpyHostToDevice) != cudaSuccess)
+    return "setup failed";
+  DeviceBuffer workspace = DeviceBuffer::allocate(std::max<size_t>((*gemm)->workspace_size(), 1), "workspace").value();
+  LtGemmArgs args;
+  args.a = memory[0].data(), args.b = memory[1].data(), args.d = memory[2].data();
+  args.a_scale = static_cast<const float*>(memory[3].data());
+  args.b_scale = static_cast<const float*>(memory[4].data());
+  const Status ran = (*gemm)->run(ctx.cublaslt, args, ctx.stream, workspace.data(), (*gemm)->workspace_size());
+  if (!ran.is_ok()) return ran.to_string();
+  if (const cudaError_t synced = cudaStreamSynchronize(ctx.stream); synced != cudaSuccess) return cudaGetErrorString(synced);
+  std::vector<uint16_t> d(m * n);
+  std::vector<float> got(m * n);
+  if (cudaMemcpy(d.data(), memory[2].data(), d.size() * 2, cudaMemcpyDeviceToHost) != cudaSuccess) return "copy failed";
+  convert_elements(DataType::kFloat16, d.data(), DataType::kFloat32, got.data(), got.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const float want = 64.0f * a_scales[static_cast<size_t>(i)] * b_scales[static_cast<size_t>(j)];
+      const float value = got[static_cast<size_t>(i * n + j)];
+      if (std::fabs(value - want) > 1e-3f * want)
+        return fmt::format("D[{}, {}] = {}, expected {}", i, j, value, want);
+    }
+  return "ok";
+}
+
 int run() {
   auto device = current_device();
   if (!device.is_ok()) {
@@ -270,6 +331,11 @@ int run() {
         }
         line += fmt::format(" {} {:.4f} ms", fast ? "fast" : "exact", *ms);
       }
+      for (const auto& [scales, name] : {std::pair{Fp8Scales::kWeightPerChannel, "channel-scaled"},
+                                         std::pair{Fp8Scales::kBothVectors, "vector-scaled"}}) {
+        auto ms = time_lt_fp8(g, false, ctx, begin, end, scales);
+        line += ms.is_ok() ? fmt::format(" {} {:.4f} ms", name, *ms) : fmt::format(" {} FAILED {}", name, ms.status().to_string());
+      }
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
     }
@@ -278,6 +344,9 @@ int run() {
     for (const size_t spacing : {size_t{4}, size_t{16}})
       std::printf("fp8 -> %s, scale pointers %zu bytes apart: %s\n", std::string(data_type_name(output)).c_str(), spacing,
                   run_with_scale_spacing(output, spacing, ctx).c_str());
+  for (const bool a_per_row : {false, true})
+    std::printf("fp8 -> fp16, weight scales per column, activation scale %s: %s\n", a_per_row ? "per row" : "one value",
+                check_vector_scales(a_per_row, ctx).c_str());
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
   cudaStreamDestroy(stream);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "backends/cuda/cuda_check.h"
 #include "core/errors.h"
@@ -81,12 +82,16 @@ Result<bool> keeps_precision(const cublasLtMatmulAlgo_t& algo, DataType input_ty
 }  // namespace
 
 std::string LtGemmDesc::to_string() const {
-  return fmt::format("{} [{}x{}]{}x[{}x{}]{} -> {} batch {} (strides a {} b {} c {} d {}){}{}{}{}",
+  return fmt::format("{} [{}x{}]{}x[{}x{}]{} -> {} batch {} (strides a {} b {} c {} d {}){}{}{}{}{}",
                      data_type_name(input_type), m, k, transpose_a ? "(stored T)" : "", k, n,
                      transpose_b ? "(stored T)" : "", data_type_name(output_type), batch_count, batch_stride_a,
                      batch_stride_b, batch_stride_c, batch_stride_d, use_c ? " +C" : "", use_bias ? " +bias" : "",
                      activation == LtActivation::kNone ? "" : fmt::format(" {}", activation_name(activation)),
-                     fast_accumulation ? " fast-accumulation" : "");
+                     fast_accumulation ? " fast-accumulation" : "",
+                     b_scale_per_column || a_scale_per_row
+                         ? fmt::format(" vector scales ({}{})", b_scale_per_column ? "b per column" : "",
+                                       a_scale_per_row ? (b_scale_per_column ? ", a per row" : "a per row") : "")
+                         : "");
 }
 
 LtGemm::~LtGemm() {
@@ -145,6 +150,8 @@ Status LtGemm::build() {
   const bool fp8_out = fp8 && d.output_type == DataType::kFloat8E4M3;
   if (d.fast_accumulation && !fp8)
     return invalid_argument("cuBLASLt GEMM: fast accumulation is an fp8 mode, not one for {}", d.to_string());
+  if ((d.b_scale_per_column || d.a_scale_per_row) && !fp8)
+    return invalid_argument("cuBLASLt GEMM: vector scales are an fp8 mode, not one for {}", d.to_string());
   if (fp8 || int8) {
     if (d.transpose_a || !d.transpose_b)
       return unsupported("cuBLASLt GEMM: {} inputs take only A [m, k] untransposed and B stored [n, k] (the TN form), not {}",
@@ -189,6 +196,16 @@ Status LtGemm::build() {
     if (fp8_out)
       TO_CUBLAS_RETURN_IF_ERROR(
           cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &placeholder, sizeof(placeholder)));
+    // cuBLASLt's A is our B (the weight, per column of D) and its B our A (per row of D).
+    for (const auto& [vector, attribute] : {std::pair{d.b_scale_per_column, CUBLASLT_MATMUL_DESC_A_SCALE_MODE},
+                                            std::pair{d.a_scale_per_row, CUBLASLT_MATMUL_DESC_B_SCALE_MODE}}) {
+      if (!vector) continue;
+      const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+      const cublasStatus_t set = cublasLtMatmulDescSetAttribute(matmul_, attribute, &mode, sizeof(mode));
+      if (set != CUBLAS_STATUS_SUCCESS)
+        return unsupported("cuBLASLt GEMM: this cuBLASLt has no outer-vector scale mode (cuBLAS status {}) for {}",
+                           static_cast<int>(set), d.to_string());
+    }
     const int8_t fast = d.fast_accumulation ? 1 : 0;
     TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
   }

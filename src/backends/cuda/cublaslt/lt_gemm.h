@@ -16,7 +16,7 @@
 //
 // Quantized inputs (Q/DQ fusion) take only the "TN" form cuBLASLt's fp8 and int8 tensor-core
 // kernels have: A [m, k] stored untransposed, B stored [n, k] (transpose_b):
-// - fp8 e4m3: fp32 accumulation, per-tensor device scales (fast_accumulation: cuBLASLt's fast
+// - fp8 e4m3: fp32 accumulation, per-tensor (or outer-vector) device scales (fast_accumulation: cuBLASLt's fast
 //   mode, whose tensor-core partial sums are not promoted to fp32 as they grow; faster, less exact):
 //     D = d_scale · act(alpha · a_scale · b_scale · A·B + beta · C + bias)
 //   with D in fp16, bf16 or fp32, or in fp8 e4m3 (d_scale applies only then, saturating); C and
@@ -67,6 +67,11 @@ struct LtGemmDesc {
   bool use_bias = false;  // bias of n output_type elements
   LtActivation activation = LtActivation::kNone;
   bool fast_accumulation = false;  // fp8 inputs only: CUBLASLT_MATMUL_DESC_FAST_ACCUM
+  // fp8 inputs only: b_scale is n fp32 values, one per column of D (a per-output-channel weight
+  // scale), and a_scale m values, one per row, instead of one value each: cuBLASLt's outer-vector
+  // scale mode (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F, cuBLAS 12.9+), multiplying D[i, j] by
+  // a_scale[i] · b_scale[j]. kUnsupported where this cuBLASLt or GPU has no algorithm for it.
+  bool b_scale_per_column = false, a_scale_per_row = false;
   // Alignment in bytes (a power of two) that every pointer given to run() has; algorithms that
   // need more are excluded. run() checks it.
   uint32_t pointer_alignment = 16;
@@ -82,7 +87,8 @@ struct LtGemmArgs {
   const void* bias = nullptr;  // when use_bias
   float alpha = 1.0f;
   float beta = 0.0f;  // when use_c
-  // fp8 inputs: device pointers to one fp32 each (d_scale: when the output is fp8).
+  // fp8 inputs: device pointers to one fp32 each (d_scale: when the output is fp8), or to a
+  // vector (LtGemmDesc::b_scale_per_column, a_scale_per_row).
   const float* a_scale = nullptr;
   const float* b_scale = nullptr;
   const float* d_scale = nullptr;
