@@ -270,7 +270,48 @@ TEST(QuantizedMatmulLowering, AFastAccumulationChoiceReplaysWithItsModeOnTheFuse
   }
 }
 
+// fp8 with per-channel weight scales has a second fused form, the scales in cuBLASLt's GEMM
+// ("fused_vector"); a recorded choice of it replays as that form, and a step without such scales
+// refuses it with the layer and why. No GPU needed: the refusal comes before any cuBLASLt call.
+TEST(QuantizedMatmulLowering, AFusedVectorChoiceIsAFormOfPerChannelFp8Only) {
+  const nlohmann::json vector_choice = {{"path", "fused_vector"}, {"rank", 1}, {"fast_accumulation", true}};
+  const cu::TacticFamily* family = cu::tactic_families().find("cublaslt.qmatmul");
+  ASSERT_NE(family, nullptr);
+  cu::DeviceInfo device;
+  device.cc_major = 9;
+  cu::RunContext ctx;
+  ctx.device = &device;
+  ctx.workspace_bytes = size_t{64} << 20;
+
+  const Lowered per_channel = lower(Q::of(kF8, kF16, {32, 64}, 32).per_output_channel().with_bias(), 90);
+  auto step = cu::instantiate(per_channel.net, *per_channel.step_of("fc1"), per_channel.desc);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  auto tactic = family->replay(*step, vector_choice);
+  ASSERT_TRUE(tactic.is_ok()) << tactic.status().to_string();
+  EXPECT_EQ((*tactic)->name(), "cublaslt.qmatmul#fused_vector_fast1");
+  EXPECT_EQ((*tactic)->choice(), vector_choice);
+
+  const Lowered per_tensor = lower(Q::of(kF8, kF16, {32, 64}, 32).with_bias(), 90);
+  auto tensor_step = cu::instantiate(per_tensor.net, *per_tensor.step_of("fc1"), per_tensor.desc);
+  ASSERT_TRUE(tensor_step.is_ok()) << tensor_step.status().to_string();
+  auto replayed = family->replay(*tensor_step, vector_choice);
+  ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
+  const Status refused = (*replayed)->initialize(*tensor_step, ctx);
+  ASSERT_FALSE(refused.is_ok());
+  for (const char* part : {"layer 'fc1'", "fused_vector", "per-channel weight scales"})
+    EXPECT_NE(refused.message().find(part), std::string::npos) << "missing '" << part << "' in: " << refused.to_string();
+
+  auto explicit_fast = family->replay(*tensor_step, {{"path", "explicit"}, {"rank", 0}, {"fast_accumulation", true}});
+  EXPECT_FALSE(explicit_fast.is_ok()) << "fast accumulation on the explicit path was accepted";
+}
+
 // ---- on the GPU ----
+
+// Whether a case's step has the form with the weight scales in cuBLASLt's GEMM
+// (QuantizedMatmulForm::kChannelScalesInGemm).
+bool has_vector_form(const Q& c) {
+  return c.quantized == kF8 && c.per_channel && !(c.bias && c.product == kF32);
+}
 
 HostArray seeded_input(const Q& c) {
   NamedArrays inputs = seeded_inputs(network_of(c), 77, c.low(), c.high()).value();
@@ -552,9 +593,14 @@ void expect_every_candidate_matches_reference(const Q& c, bool fp8_fast_accumula
 
   NamedArrays inputs;
   inputs.emplace("x", HostArray::copy_of(x.view()).value());
+  // Rank 0 of each path; fp8 with per-channel weight scales has the form with those scales in
+  // cuBLASLt's GEMM too (the GPUs this runs on have cuBLASLt's outer-vector scale mode).
+  const std::string fast = fp8_fast_accumulation ? "_fast" : "";
+  std::vector<std::string> paths = {"#explicit0", "#fused" + fast + "0"};
+  if (has_vector_form(c)) paths.push_back("#fused_vector" + fast + "0");
   expect_every_candidate_matches(
       l, *planned, "cublaslt.qmatmul", inputs, c.params() + (fp8_fast_accumulation ? " fast accumulation" : ""),
-      [&](const HostArray& got) { return mismatch(c, x, got, ref, fp8_fast_accumulation); }, fp8_fast_accumulation);
+      [&](const HostArray& got) { return mismatch(c, x, got, ref, fp8_fast_accumulation); }, fp8_fast_accumulation, paths);
 }
 
 TEST_P(QuantizedMatmulOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {

@@ -1,7 +1,9 @@
 // Family "cublaslt.qmatmul": Q/DQ-fused matrix products (qmatmul_plan.h says what it takes and
 // how each path runs). Candidates are the explicit path and the fused path, each at the ranks of
-// cuBLASLt's heuristic list, so the tactic timer picks fused or explicit by measurement; a
-// recorded choice {"path": "fused" | "explicit", "rank": i} replays by asking the heuristic again
+// cuBLASLt's heuristic list, so the tactic timer picks fused or explicit by measurement; fp8 with
+// per-channel weight scales has a second fused path, "fused_vector", those scales given to
+// cuBLASLt's GEMM (QuantizedMatmulForm::kChannelScalesInGemm) where this cuBLASLt has that mode. A
+// recorded choice {"path": "fused" | "fused_vector" | "explicit", "rank": i} replays by asking the heuristic again
 // and is refused (kFailedPrecondition, naming the layer and the choice) when that rank is not
 // there, or the path is not possible for the step any more, rather than running another one.
 // Where the build allows it (StepInstance::fp8_fast_accumulation), an fp8 step's fused
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "backends/cuda/cublaslt/cublaslt_families.h"
 #include "backends/cuda/cublaslt/lt_gemm.h"
@@ -63,16 +66,28 @@ bool is_fp8_product(const StepInstance& step) {
   return !dequantized.empty() && dequantized[0].data->dtype == DataType::kFloat8E4M3;
 }
 
+enum class Path : uint8_t { kExplicit, kFused, kFusedVector };
+
+const char* path_name(Path path) {
+  switch (path) {
+    case Path::kExplicit: return "explicit";
+    case Path::kFused: return "fused";
+    case Path::kFusedVector: return "fused_vector";
+  }
+  return "?";
+}
+
 class QuantizedMatmulTactic final : public CudaTactic {
  public:
-  // `fast`: the fused fp8 GEMM accumulates in cuBLASLt's fast mode (only with `fused`).
-  QuantizedMatmulTactic(bool fused, int rank, bool fast) : fused_(fused), rank_(rank), fast_(fused && fast) {}
+  // `fast`: the fused fp8 GEMM accumulates in cuBLASLt's fast mode (only on a fused path).
+  QuantizedMatmulTactic(Path path, int rank, bool fast)
+      : path_(path), fused_(path != Path::kExplicit), rank_(rank), fast_(fused_ && fast) {}
 
   std::string name() const override {
-    return fmt::format("{}#{}{}{}", kFamilyName, fused_ ? "fused" : "explicit", fast_ ? "_fast" : "", rank_);
+    return fmt::format("{}#{}{}{}", kFamilyName, path_name(path_), fast_ ? "_fast" : "", rank_);
   }
   nlohmann::json choice() const override {
-    nlohmann::json c{{"path", fused_ ? "fused" : "explicit"}, {"rank", rank_}};
+    nlohmann::json c{{"path", path_name(path_)}, {"rank", rank_}};
     if (fast_) c["fast_accumulation"] = true;
     return c;
   }
@@ -80,13 +95,13 @@ class QuantizedMatmulTactic final : public CudaTactic {
   size_t workspace_size(const StepInstance& step) const override {
     if (gemm_ && shapes_.matches(step)) return scratch_.total() + gemm_->workspace_size();
     // Before initialize() at these shapes: the scratch these shapes need and cuBLASLt's bound.
-    auto plan = plan_quantized_matmul(step, 90);
+    auto plan = plan_quantized_matmul(step, 90, form());
     return (plan.is_ok() ? scratch_of(*plan, fused_).total() : 0) + kLtWorkspaceLimit;
   }
 
   Status initialize(const StepInstance& step, const RunContext& ctx) override {
     gemm_.reset();
-    auto plan = plan_quantized_matmul(step, ctx.device ? ctx.device->compute_capability() : 0);
+    auto plan = plan_quantized_matmul(step, ctx.device ? ctx.device->compute_capability() : 0, form());
     if (!plan.is_ok()) return plan.status().with_context(fmt::format("{} (choice {})", name(), choice().dump()));
     plan_ = std::move(*plan);
     scratch_ = scratch_of(plan_, fused_);
@@ -147,6 +162,9 @@ class QuantizedMatmulTactic final : public CudaTactic {
     size_t gemm_workspace_bytes = 0;
   };
 
+  QuantizedMatmulForm form() const {
+    return path_ == Path::kFusedVector ? QuantizedMatmulForm::kChannelScalesInGemm : QuantizedMatmulForm::kDefault;
+  }
   const void* input(const StepBuffers& buffers, size_t i) const { return buffers.inputs[i].data; }
   const void* extra(const StepBuffers& buffers, int i) const {
     return i >= 0 ? buffers.extra_inputs[static_cast<size_t>(i)].data : nullptr;
@@ -172,7 +190,15 @@ class QuantizedMatmulTactic final : public CudaTactic {
   Status run_fp8(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) {
     LtGemmArgs args = gemm_args(buffers);
     const bool fp32_scales = plan_.a_scale_type == DataType::kFloat32 && plan_.b_scale_type == DataType::kFloat32;
-    if (fp32_scales && !plan_.quantized_by_gemm) {
+    if (plan_.gemm.b_scale_per_column) {  // fp32 (the plan's rule): the scales as given, 1/sy computed
+      args.a_scale = static_cast<const float*>(input(buffers, plan_.a_scale));
+      args.b_scale = static_cast<const float*>(input(buffers, plan_.b_scale));
+      if (plan_.quantized_by_gemm) {
+        TO_CUDA_RETURN_IF_ERROR(launch_fp8_gemm_scales(nullptr, DataType::kFloat32, nullptr, DataType::kFloat32,
+                                                       input(buffers, plan_.y_scale), plan_.y_scale_type, p.scales, ctx.stream));
+        args.d_scale = p.scales + 2 * kFp8ScaleSpacing;
+      }
+    } else if (fp32_scales && !plan_.quantized_by_gemm) {
       args.a_scale = static_cast<const float*>(input(buffers, plan_.a_scale));
       args.b_scale = static_cast<const float*>(input(buffers, plan_.b_scale));
     } else {
@@ -241,6 +267,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
     return plan_.requantize ? quantize(step, buffers, ctx, p.product) : Status::ok();
   }
 
+  Path path_;
   bool fused_;
   int rank_;
   bool fast_;
@@ -272,11 +299,17 @@ class QuantizedMatmulFamily final : public TacticFamily {
     // Each path gets half the candidates; the explicit path (our kernels around a plain GEMM)
     // comes first so that the timer checks the fused one against it. At a limit of 1: the fused
     // path alone (the best guess).
+    // fp8 with per-channel weight scales has two fused forms, which share the fused half, the
+    // one in cuBLASLt's GEMM first (at a limit of 1, the only one).
+    const bool vector_form = plan_quantized_matmul(step, 90, QuantizedMatmulForm::kChannelScalesInGemm).is_ok();
     const int fused_count = std::max(1, limit - limit / 2), explicit_count = limit / 2;
+    const int per_fused_form = vector_form ? std::max(1, fused_count / 2) : fused_count;
     const bool fast = step.fp8_fast_accumulation && is_fp8_product(step);
-    for (const bool fused : {false, true}) {
-      for (int rank = 0; rank < (fused ? fused_count : explicit_count); ++rank) {
-        auto tactic = std::make_unique<QuantizedMatmulTactic>(fused, rank, fast);
+    for (const Path path : {Path::kExplicit, Path::kFusedVector, Path::kFused}) {
+      if (path == Path::kFusedVector && !vector_form) continue;
+      if (path == Path::kFused && vector_form && limit <= 1) continue;
+      for (int rank = 0; rank < (path == Path::kExplicit ? explicit_count : per_fused_form); ++rank) {
+        auto tactic = std::make_unique<QuantizedMatmulTactic>(path, rank, fast);
         const Status made = tactic->initialize(step, ctx);
         if (!made.is_ok()) {
           if (first_failure.is_ok()) first_failure = made;
@@ -295,14 +328,17 @@ class QuantizedMatmulFamily final : public TacticFamily {
     const auto path = choice.is_object() ? choice.find("path") : choice.end();
     const auto rank = choice.is_object() ? choice.find("rank") : choice.end();
     const auto fast = choice.is_object() ? choice.find("fast_accumulation") : choice.end();
-    if (path == choice.end() || !path->is_string() || (*path != "fused" && *path != "explicit") || rank == choice.end() ||
-        !rank->is_number_integer() || rank->get<int64_t>() < 0 || rank->get<int64_t>() >= kLtMaxAlgorithms ||
-        (fast != choice.end() && (!fast->is_boolean() || (fast->get<bool>() && *path != "fused"))))
-      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\" or \"explicit\", \"rank\": an integer in [0, {}) "
-                              "and optionally, with \"fused\", \"fast_accumulation\": a boolean",
+    std::optional<Path> known;
+    for (const Path p : {Path::kExplicit, Path::kFused, Path::kFusedVector})
+      if (path != choice.end() && path->is_string() && *path == path_name(p)) known = p;
+    if (!known || rank == choice.end() || !rank->is_number_integer() || rank->get<int64_t>() < 0 ||
+        rank->get<int64_t>() >= kLtMaxAlgorithms ||
+        (fast != choice.end() && (!fast->is_boolean() || (fast->get<bool>() && *known == Path::kExplicit))))
+      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\", \"fused_vector\" or \"explicit\", \"rank\": "
+                              "an integer in [0, {}) and optionally, on a fused path, \"fast_accumulation\": a boolean",
                               step.anchor.node.name, kFamilyName, choice.dump(), kLtMaxAlgorithms);
-    return std::unique_ptr<CudaTactic>(std::make_unique<QuantizedMatmulTactic>(
-        *path == "fused", rank->get<int>(), fast != choice.end() && fast->get<bool>()));
+    return std::unique_ptr<CudaTactic>(
+        std::make_unique<QuantizedMatmulTactic>(*known, rank->get<int>(), fast != choice.end() && fast->get<bool>()));
   }
 };
 

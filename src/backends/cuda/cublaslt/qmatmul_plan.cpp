@@ -25,7 +25,7 @@ std::string QuantizedMatmulPlan::to_string() const {
                      gemm.to_string(), dequantized.to_string());
 }
 
-Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc) {
+Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc, QuantizedMatmulForm form) {
   const std::string& layer = step.anchor.node.name;
   if (step.anchor.node.kind != OpKind::kMatMul) return unsupported("layer '{}': not a matmul", layer);
   const std::vector<FusedDequantize>& dequantized = step.quantization.dequantized;
@@ -106,11 +106,24 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
         return unsupported("layer '{}': an int8 product with a {} scale (the fused int8 form is verified with fp32 scales only)",
                            layer, data_type_name(scale_type));
 
+  const bool fp32_product_with_bias = g.use_bias && g.output_type == DataType::kFloat32;
+  if (form == QuantizedMatmulForm::kChannelScalesInGemm) {
+    if (!fp8 || !plan.b_per_channel)
+      return unsupported("layer '{}': weight scales in cuBLASLt's GEMM need an fp8 product with per-channel weight scales", layer);
+    if (fp32_product_with_bias)
+      return unsupported("layer '{}': weight scales in cuBLASLt's GEMM: cuBLASLt takes only a bf16 bias on an fp32 product", layer);
+    if (plan.a_scale_type != DataType::kFloat32 || plan.b_scale_type != DataType::kFloat32)
+      return unsupported("layer '{}': weight scales in cuBLASLt's GEMM are read as fp32, these are {} and {}", layer,
+                         data_type_name(plan.a_scale_type), data_type_name(plan.b_scale_type));
+  }
+
   plan.gemm = g;
   plan.gemm.input_type = qa;
-  // fp8 on cuBLASLt's own epilogue where it can: per-tensor scales, and not an fp32 product
-  // with a bias (cuBLASLt wants a bf16 bias there).
-  plan.epilogue_kernel = !fp8 || plan.b_per_channel || (g.use_bias && g.output_type == DataType::kFloat32);
+  plan.gemm.b_scale_per_column = form == QuantizedMatmulForm::kChannelScalesInGemm;
+  // fp8 on cuBLASLt's own epilogue where it can: per-tensor scales (or the per-channel weight
+  // scales as cuBLASLt's vector), and not an fp32 product with a bias (cuBLASLt wants a bf16
+  // bias there).
+  plan.epilogue_kernel = !fp8 || (plan.b_per_channel && !plan.gemm.b_scale_per_column) || fp32_product_with_bias;
   if (plan.epilogue_kernel) {
     plan.gemm.output_type = fp8 ? DataType::kFloat32 : DataType::kInt32;
     plan.gemm.use_bias = plan.gemm.use_c = false;

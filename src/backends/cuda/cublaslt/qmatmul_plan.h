@@ -12,7 +12,9 @@
 // - int8 (both operands): the exact int32 product on cuBLASLt (CUBLAS_COMPUTE_32I), then one
 //   epilogue kernel (qmatmul_epilogue.h): sa · sb[n] (per-tensor or per output channel), bias,
 //   residual, activation and the trailing quantize, each rounded as the reference rounds it.
-//   fp8 with per-channel weight scales runs the same way on the fp32 accumulator.
+//   fp8 with per-channel weight scales runs the same way on the fp32 accumulator, or
+//   (QuantizedMatmulForm::kChannelScalesInGemm) as one cuBLASLt call like per-tensor fp8, the
+//   weight scales given to cuBLASLt as a vector (its outer-vector scale mode, lt_gemm.h).
 // - explicit: the same step as its layers would run unfused -- dequantize kernels into the
 //   workspace, a cuBLASLt GEMM in the dequantized type with the epilogue, a quantize kernel --
 //   so the tactic timer measures fused against explicit.
@@ -59,15 +61,22 @@ struct QuantizedMatmulPlan {
   bool quantized_by_gemm = false;
   // The GEMM writes its bare accumulator (int32, or fp32 for fp8) and the epilogue kernel
   // (qmatmul_epilogue.h) applies the scales, bias, residual, activation and quantize: int8
-  // always, fp8 with per-channel weight scales (cuBLASLt's fp8 scales are one per operand) or
+  // always, fp8 with per-channel weight scales in the default form or
   // with a bias on an fp32 product (cuBLASLt takes only a bf16 one there).
   bool epilogue_kernel = false;
 
   std::string to_string() const;
 };
 
+// Which fused form a plan describes where a step has two (fp8 with per-channel weight scales).
+enum class QuantizedMatmulForm : uint8_t {
+  kDefault,               // as above: per-channel fp8 weight scales in the epilogue kernel
+  kChannelScalesInGemm,   // per-channel fp8 weight scales in cuBLASLt's GEMM (fp32 scales)
+};
+
 // The plan for `step`, or kUnsupported naming the layer and what is not handled. `cc` is the
 // device's compute capability (fp8 needs 89+).
-Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc);
+Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc,
+                                                  QuantizedMatmulForm form = QuantizedMatmulForm::kDefault);
 
 }  // namespace tensoracle::backends::cuda
