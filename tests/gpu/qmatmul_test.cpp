@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/cublaslt/qmatmul_plan.h"
 #include "backends/cuda/planner.h"
 #include "backends/registry.h"
 #include "gpu/fused_step_testing.h"
@@ -303,6 +304,28 @@ TEST(QuantizedMatmulLowering, AFusedVectorChoiceIsAFormOfPerChannelFp8Only) {
 
   auto explicit_fast = family->replay(*tensor_step, {{"path", "explicit"}, {"rank", 0}, {"fast_accumulation", true}});
   EXPECT_FALSE(explicit_fast.is_ok()) << "fast accumulation on the explicit path was accepted";
+}
+
+// The vector form gives cuBLASLt both scales as vectors (it has no algorithm for a weight vector
+// beside one activation value) and leaves a trailing fp8 quantize to the kernel (none beside an
+// fp8 D); the default form keeps that quantize in the GEMM.
+TEST(QuantizedMatmulLowering, TheVectorFormScalesBothOperandsAndQuantizesInTheKernel) {
+  const Lowered l = lower(Q::of(kF8, kF16, {32, 64}, 32).per_output_channel().with_bias().quantized_to(kF8), 90);
+  auto step = cu::instantiate(l.net, *l.step_of("fc1"), l.desc);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  auto vector = cu::plan_quantized_matmul(*step, 90, cu::QuantizedMatmulForm::kChannelScalesInGemm);
+  ASSERT_TRUE(vector.is_ok()) << vector.status().to_string();
+  EXPECT_TRUE(vector->gemm.b_scale_per_column && vector->gemm.a_scale_per_row);
+  EXPECT_FALSE(vector->epilogue_kernel || vector->quantized_by_gemm);
+  EXPECT_TRUE(vector->requantize);
+
+  const Lowered t = lower(Q::of(kF8, kF16, {32, 64}, 32).with_bias().quantized_to(kF8), 90);
+  auto tensor_step = cu::instantiate(t.net, *t.step_of("fc1"), t.desc);
+  ASSERT_TRUE(tensor_step.is_ok()) << tensor_step.status().to_string();
+  auto per_tensor = cu::plan_quantized_matmul(*tensor_step, 90);
+  ASSERT_TRUE(per_tensor.is_ok()) << per_tensor.status().to_string();
+  EXPECT_TRUE(per_tensor->quantized_by_gemm);
+  EXPECT_FALSE(per_tensor->gemm.b_scale_per_column || per_tensor->gemm.a_scale_per_row);
 }
 
 // ---- on the GPU ----

@@ -70,7 +70,8 @@ struct LtGemmDesc {
   // fp8 inputs only: b_scale is n fp32 values, one per column of D (a per-output-channel weight
   // scale), and a_scale m values, one per row, instead of one value each: cuBLASLt's outer-vector
   // scale mode (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F, cuBLAS 12.9+), multiplying D[i, j] by
-  // a_scale[i] · b_scale[j]. kUnsupported where this cuBLASLt or GPU has no algorithm for it.
+  // a_scale[i] · b_scale[j]. kUnsupported where this cuBLASLt or GPU has no algorithm for it: on
+  // an H100 (2026-12-07) a per-column b_scale has one only beside a per-row a_scale.
   bool b_scale_per_column = false, a_scale_per_row = false;
   // Alignment in bytes (a power of two) that every pointer given to run() has; algorithms that
   // need more are excluded. run() checks it.

@@ -35,6 +35,15 @@ __global__ void fp8_gemm_scales_kernel(const void* a, DataType a_type, const voi
   out[2 * kFp8ScaleSpacing] = y ? 1.0f / device::load<float>(y, 0, y_type) : 1.0f;
 }
 
+__global__ void fp8_row_scales_kernel(const float* a_scale, int64_t rows, const void* y, DataType y_type,
+                                      float* row_scales, float* d_scale) {
+  const float sa = *a_scale;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    row_scales[i] = sa;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *d_scale = y ? 1.0f / device::load<float>(y, 0, y_type) : 1.0f;
+}
+
 }  // namespace
 
 cudaError_t launch_quantized_epilogue(const void* acc, void* y, const QuantizedEpilogueArgs& args, cudaStream_t stream) {
@@ -49,6 +58,15 @@ cudaError_t launch_quantized_epilogue(const void* acc, void* y, const QuantizedE
 cudaError_t launch_fp8_gemm_scales(const void* a_scale, DataType a_type, const void* b_scale, DataType b_type,
                                    const void* y_scale, DataType y_type, float* out, cudaStream_t stream) {
   fp8_gemm_scales_kernel<<<1, 1, 0, stream>>>(a_scale, a_type, b_scale, b_type, y_scale, y_type, out);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fp8_row_scales(const float* a_scale, int64_t rows, const void* y_scale, DataType y_type,
+                                  float* row_scales, float* d_scale, cudaStream_t stream) {
+  if (rows <= 0 || !a_scale) return cudaErrorInvalidValue;
+  constexpr int kThreads = 256;
+  fp8_row_scales_kernel<<<device::grid_for(rows, kThreads), kThreads, 0, stream>>>(a_scale, rows, y_scale, y_type,
+                                                                                    row_scales, d_scale);
   return cudaGetLastError();
 }
 

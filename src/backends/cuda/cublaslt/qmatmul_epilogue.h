@@ -52,4 +52,11 @@ inline constexpr int kFp8ScaleSpacing = 4;  // floats between the scales launch_
 cudaError_t launch_fp8_gemm_scales(const void* a_scale, DataType a_type, const void* b_scale, DataType b_type,
                                    const void* y_scale, DataType y_type, float* out, cudaStream_t stream);
 
+// launch_fp8_row_scales: row_scales[0, rows) = the one fp32 activation scale, and *d_scale = 1 / sy
+// (1 when y_scale is null). cuBLASLt's outer-vector scale mode has no algorithm for per-column
+// weight scales beside a one-value activation scale (NOT_SUPPORTED; qmatmul_bench's probe on an
+// H100, 2026-12-07), so the activation scale goes in as a vector too.
+cudaError_t launch_fp8_row_scales(const float* a_scale, int64_t rows, const void* y_scale, DataType y_type,
+                                  float* row_scales, float* d_scale, cudaStream_t stream);
+
 }  // namespace tensoracle::backends::cuda

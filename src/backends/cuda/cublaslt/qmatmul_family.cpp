@@ -32,10 +32,12 @@ constexpr const char* kFamilyName = "cublaslt.qmatmul";
 constexpr size_t kScratchAlignment = 256;
 
 size_t aligned(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
+constexpr size_t kRowScalesOffset = kScratchAlignment / sizeof(float);  // floats
 
 // The workspace pieces of one path, in order, before cuBLASLt's own workspace.
 struct Scratch {
-  size_t scales = 0;      // fp8: sa, sb, 1/sy as fp32, kFp8ScaleSpacing apart
+  size_t scales = 0;      // fp8: sa, sb, 1/sy as fp32, kFp8ScaleSpacing apart; then, for the
+                          // scales in the GEMM, sa once per row from kRowScalesOffset
   size_t product = 0;     // the product before a quantize kernel, or the GEMM's bare accumulator
   size_t a = 0, b = 0;    // explicit: the dequantized operands
   size_t total() const { return scales + product + a + b; }
@@ -52,6 +54,7 @@ Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused) {
   } else {
     if (plan.requantize && !(fused && plan.quantized_by_gemm)) s.product = aligned(cells * product);
     if (fused) s.scales = aligned(3 * kFp8ScaleSpacing * sizeof(float));
+    if (fused && plan.gemm.a_scale_per_row) s.scales = aligned((kRowScalesOffset + plan.rows) * sizeof(float));
   }
   if (!fused) {
     s.a = aligned(static_cast<size_t>(plan.rows * k) * product);
@@ -190,14 +193,15 @@ class QuantizedMatmulTactic final : public CudaTactic {
   Status run_fp8(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) {
     LtGemmArgs args = gemm_args(buffers);
     const bool fp32_scales = plan_.a_scale_type == DataType::kFloat32 && plan_.b_scale_type == DataType::kFloat32;
-    if (plan_.gemm.b_scale_per_column) {  // fp32 (the plan's rule): the scales as given, 1/sy computed
-      args.a_scale = static_cast<const float*>(input(buffers, plan_.a_scale));
+    if (plan_.gemm.b_scale_per_column) {  // fp32 (the plan's rule): sa per row, sb as given, 1/sy
+      float* row_scales = p.scales + kRowScalesOffset;
+      TO_CUDA_RETURN_IF_ERROR(launch_fp8_row_scales(static_cast<const float*>(input(buffers, plan_.a_scale)), plan_.rows,
+                                                    plan_.quantized_by_gemm ? input(buffers, plan_.y_scale) : nullptr,
+                                                    plan_.y_scale_type, row_scales, p.scales + 2 * kFp8ScaleSpacing,
+                                                    ctx.stream));
+      args.a_scale = row_scales;
       args.b_scale = static_cast<const float*>(input(buffers, plan_.b_scale));
-      if (plan_.quantized_by_gemm) {
-        TO_CUDA_RETURN_IF_ERROR(launch_fp8_gemm_scales(nullptr, DataType::kFloat32, nullptr, DataType::kFloat32,
-                                                       input(buffers, plan_.y_scale), plan_.y_scale_type, p.scales, ctx.stream));
-        args.d_scale = p.scales + 2 * kFp8ScaleSpacing;
-      }
+      if (plan_.quantized_by_gemm) args.d_scale = p.scales + 2 * kFp8ScaleSpacing;
     } else if (fp32_scales && !plan_.quantized_by_gemm) {
       args.a_scale = static_cast<const float*>(input(buffers, plan_.a_scale));
       args.b_scale = static_cast<const float*>(input(buffers, plan_.b_scale));

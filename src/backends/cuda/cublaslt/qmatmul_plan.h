@@ -14,7 +14,9 @@
 //   residual, activation and the trailing quantize, each rounded as the reference rounds it.
 //   fp8 with per-channel weight scales runs the same way on the fp32 accumulator, or
 //   (QuantizedMatmulForm::kChannelScalesInGemm) as one cuBLASLt call like per-tensor fp8, the
-//   weight scales given to cuBLASLt as a vector (its outer-vector scale mode, lt_gemm.h).
+//   weight scales given to cuBLASLt as a vector (its outer-vector scale mode, lt_gemm.h) beside
+//   the activation scale repeated once per row (cuBLASLt has no algorithm for a vector beside
+//   one value).
 // - explicit: the same step as its layers would run unfused -- dequantize kernels into the
 //   workspace, a cuBLASLt GEMM in the dequantized type with the epilogue, a quantize kernel --
 //   so the tactic timer measures fused against explicit.
