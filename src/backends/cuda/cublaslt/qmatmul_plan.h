@@ -29,7 +29,8 @@
 // fp8 with per-channel weight scales, with a bias on an fp32 product or with a trailing fp8
 // quantize failed on the H200 (2026-12-03) with CUBLAS_STATUS_NOT_SUPPORTED and were not proposed
 // until the cause was found: their scale pointers were 4 bytes apart, which cuBLASLt refuses
-// (now 16, qmatmul_epilogue.h). int8 takes fp32 scales only (qmatmul_plan.cpp says why).
+// (now 16, qmatmul_epilogue.h); they pass gpu_qmatmul_test on an H100 (2026-12-07). int8 takes
+// fp32 scales only (qmatmul_plan.cpp says why).
 #pragma once
 
 #include <cstdint>
