@@ -304,14 +304,15 @@ class QuantizedMatmulFamily final : public TacticFamily {
     // comes first so that the timer checks the fused one against it. At a limit of 1: the fused
     // path alone (the best guess).
     // fp8 with per-channel weight scales has two fused forms, which share the fused half, the
-    // one in cuBLASLt's GEMM first (at a limit of 1, the only one).
+    // one in cuBLASLt's GEMM first (at a limit of 1 the only one, unless cuBLASLt has no
+    // algorithm for it).
     const bool vector_form = plan_quantized_matmul(step, 90, QuantizedMatmulForm::kChannelScalesInGemm).is_ok();
     const int fused_count = std::max(1, limit - limit / 2), explicit_count = limit / 2;
     const int per_fused_form = vector_form ? std::max(1, fused_count / 2) : fused_count;
     const bool fast = step.fp8_fast_accumulation && is_fp8_product(step);
     for (const Path path : {Path::kExplicit, Path::kFusedVector, Path::kFused}) {
       if (path == Path::kFusedVector && !vector_form) continue;
-      if (path == Path::kFused && vector_form && limit <= 1) continue;
+      if (path == Path::kFused && vector_form && limit <= 1 && !out.empty()) continue;
       for (int rank = 0; rank < (path == Path::kExplicit ? explicit_count : per_fused_form); ++rank) {
         auto tactic = std::make_unique<QuantizedMatmulTactic>(path, rank, fast);
         const Status made = tactic->initialize(step, ctx);
