@@ -335,7 +335,7 @@ void quantization_cases(std::vector<OpCase>& c) {
 // The Q/DQ matmul pattern (quantized_matmul_case.h), which the cuda backend fuses into one
 // quantized GEMM where it can and runs explicitly where it cannot (the odd K; int8 with fp16/bf16
 // scales: docs/quantization.md).
-// All 60 cuda variants pass on an H100 (2026-12-07), held to the harness's fixed tolerances
+// All 30 cuda variants pass on an H100 (2026-12-07), held to the harness's fixed tolerances
 // (the fp16/bf16 variants of the fused int8 cases too, though those tolerances are below the
 // reference's own rounding of the dequantized operands, which gpu_qmatmul_test bounds per
 // element); most failed on the H200 on 2026-12-03, for reasons not all established
