@@ -129,8 +129,8 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
     plan.gemm.use_bias = plan.gemm.use_c = false;
     plan.gemm.activation = LtActivation::kNone;
   } else {
-    // Not with the scales as vectors: cuBLASLt has no algorithm for them beside an fp8 D (the
-    // cases of qmatmul_test.cpp on an H100, 2026-12-07); the quantize kernel follows instead.
+    // Not with the scales as vectors: cuBLASLt has no algorithm for them beside an fp8 D
+    // (qmatmul_bench's probe on an H100, 2026-12-07); the quantize kernel follows instead.
     plan.quantized_by_gemm = plan.requantize && plan.output_type == DataType::kFloat8E4M3 &&
                              (g.output_type == DataType::kFloat16 || g.output_type == DataType::kBFloat16) &&
                              !plan.gemm.b_scale_per_column;
