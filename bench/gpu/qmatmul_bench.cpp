@@ -10,12 +10,13 @@
 // family that took it). Each line ends with cuBLASLt's fp8 GEMM alone (same epilogue, GELU as
 // tanh) at every heuristic rank, in its exact mode and in its fast-accumulation mode:
 //
-//   ... | lt fp8 exact T fast T channel-scaled T vector-scaled T
+//   ... | lt fp8 exact T fast T vector-scaled T
 //
-// the last two in the exact mode with outer-vector scales: the weight's per output channel
-// ("channel-scaled"), and the activation's per row too ("vector-scaled"); not a failure of the
-// bench where cuBLASLt lacks the mode. Then whether those vector scales compute what LtGemmDesc
-// says (one line each). Last, one line per fp8 GEMM form that the planner once did not propose
+// the last in the exact mode with outer-vector scales, the weight's per output channel and the
+// activation's per row (the only pairing cuBLASLt has algorithms for); not a failure of the
+// bench where cuBLASLt lacks the mode. Then whether vector scales compute what LtGemmDesc says,
+// with the activation's scale one value and per row (one line each), and which epilogues and
+// outputs cuBLASLt takes with them. Last, one line per fp8 GEMM form that the planner once did not propose
 // (qmatmul_plan.h: fp16 out with fp16 scales, fp32 out as the per-channel path runs it, fp8 out
 // with a D scale): whether
 // cuBLASLt runs it with its scale pointers 4 bytes apart (as they were when those forms failed
