@@ -10,13 +10,14 @@
 // family that took it). Each line ends with cuBLASLt's fp8 GEMM alone (same epilogue, GELU as
 // tanh) at every heuristic rank, in its exact mode and in its fast-accumulation mode:
 //
-//   ... | lt fp8 exact T fast T vector-scaled T
+//   ... | lt fp8 exact T fast T vector-scaled T alpha-scaled T
 //
-// the last in the exact mode with outer-vector scales, the weight's per output channel and the
-// activation's per row (the only pairing cuBLASLt has algorithms for); not a failure of the
-// bench where cuBLASLt lacks the mode. Then whether vector scales compute what LtGemmDesc says,
-// with the activation's scale one value and per row (one line each), and which epilogues and
-// outputs cuBLASLt takes with them. Last, one line per fp8 GEMM form that the planner once did not propose
+// the last two in the exact mode with per-output-channel weight scales: as outer-vector scales
+// beside the activation's per row (the only pairing cuBLASLt has algorithms for), and as alpha
+// beside per-tensor scales; not a failure of the bench where cuBLASLt lacks the mode. Then
+// whether those forms compute what LtGemmDesc says (vector scales with the activation's scale
+// one value and per row, alpha; one line each), and which epilogues and outputs cuBLASLt takes
+// with them. Last, one line per fp8 GEMM form that the planner once did not propose
 // (qmatmul_plan.h: fp16 out with fp16 scales, fp32 out as the per-channel path runs it, fp8 out
 // with a D scale): whether
 // cuBLASLt runs it with its scale pointers 4 bytes apart (as they were when those forms failed
@@ -150,11 +151,20 @@ Result<std::map<std::string, double>> time_step(const Gemm& g, DataType quantize
   return best;
 }
 
+// How an fp8 GEMM takes per-output-channel weight scales: not at all (per-tensor scales), as
+// cuBLASLt's outer vectors on both operands (the activation's scale repeated per row), or as its
+// alpha vector beside per-tensor A/B scales.
+enum class ChannelScales { kNone, kVectors, kAlpha };
+
+void set_channel_scales(LtGemmDesc& desc, ChannelScales form) {
+  desc.b_scale_per_column = desc.a_scale_per_row = form == ChannelScales::kVectors;
+  desc.alpha_per_column = form == ChannelScales::kAlpha;
+}
+
 // The fastest heuristic rank of cuBLASLt's fp8 GEMM for `g` (fp16 output, bias, tanh GELU), in
-// the exact or the fast-accumulation mode; with `vector_scales`, the weight's scales per output
-// channel and the activation's per row (cuBLASLt's outer-vector mode on both operands).
+// the exact or the fast-accumulation mode, with the weight scales in `form`.
 Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cudaEvent_t begin, cudaEvent_t end,
-                           bool vector_scales = false) {
+                           ChannelScales form = ChannelScales::kNone) {
   LtGemmDesc desc;
   desc.input_type = DataType::kFloat8E4M3;
   desc.output_type = DataType::kFloat16;
@@ -163,7 +173,7 @@ Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cuda
   desc.use_bias = true;
   desc.activation = g.gelu ? LtActivation::kGeluTanh : LtActivation::kNone;
   desc.fast_accumulation = fast;
-  desc.b_scale_per_column = desc.a_scale_per_row = vector_scales;
+  set_channel_scales(desc, form);
   std::vector<DeviceBuffer> memory;
   const auto tensor = [&](DataType type, Dims shape) -> Result<DeviceTensor> {
     DeviceTensor t{type, shape, Layout::kLinear, nullptr};
@@ -185,6 +195,7 @@ Result<double> time_lt_fp8(const Gemm& g, bool fast, const RunContext& ctx, cuda
   args.a = a.data, args.b = b.data, args.d = d.data, args.bias = bias.data;
   args.a_scale = static_cast<const float*>(desc.a_scale_per_row ? row_scales.data : scale.data);
   args.b_scale = static_cast<const float*>(desc.b_scale_per_column ? column_scales.data : scale.data);
+  if (desc.alpha_per_column) args.alpha_per_column = static_cast<const float*>(column_scales.data);
   TO_ASSIGN_OR_RETURN(auto first, LtGemm::create(ctx.cublaslt, desc));
   double best = -1;
   for (int rank = 0; rank < first->algorithm_count(); ++rank) {
@@ -238,35 +249,40 @@ std::string run_with_scale_spacing(DataType output, size_t spacing, const RunCon
   return synced == cudaSuccess ? "ok" : cudaGetErrorString(synced);
 }
 
-// Whether cuBLASLt's outer-vector scales do what LtGemmDesc says: A and B all ones (k = 64), the
-// weight scales b[j] = (j + 1) / 16 and the activation's one value 0.5 or a[i] = 1 + i / 32, so
-// D[i, j] = 64 · a · b[j] exactly in fp16. "ok", the first wrong element, or cuBLASLt's error.
-std::string check_vector_scales(bool a_per_row, const RunContext& ctx) {
+// Whether cuBLASLt's per-column weight scales do what LtGemmDesc says: A and B all ones (k = 64),
+// the weight scales b[j] = (j + 1) / 16 as outer vectors or as alpha (`form`), and the
+// activation's one value 0.5 or (a_per_row) a[i] = 1 + i / 32, so D[i, j] = 64 · a · b[j] exactly
+// in fp16. "ok", the first wrong element, or cuBLASLt's error.
+std::string check_channel_scales(ChannelScales form, bool a_per_row, const RunContext& ctx) {
   constexpr int64_t m = 32, n = 48, k = 64;
   LtGemmDesc desc;
   desc.input_type = DataType::kFloat8E4M3;
   desc.output_type = DataType::kFloat16;
   desc.m = m, desc.n = n, desc.k = k;
   desc.transpose_b = true;
-  desc.b_scale_per_column = true;
+  desc.b_scale_per_column = form == ChannelScales::kVectors;
   desc.a_scale_per_row = a_per_row;
+  desc.alpha_per_column = form == ChannelScales::kAlpha;
   auto gemm = LtGemm::create(ctx.cublaslt, desc);
   if (!gemm.is_ok()) return "create: " + gemm.status().to_string();
   std::vector<float> a_scales(m), b_scales(n);
   for (int64_t i = 0; i < m; ++i) a_scales[static_cast<size_t>(i)] = a_per_row ? 1.0f + static_cast<float>(i) / 32 : 0.5f;
   for (int64_t j = 0; j < n; ++j) b_scales[static_cast<size_t>(j)] = static_cast<float>(j + 1) / 16;
   std::vector<DeviceBuffer> memory;
-  for (const size_t bytes : {size_t{m * k}, size_t{n * k}, size_t{m * n * 2}, size_t{m * 4}, size_t{n * 4}})
+  for (const size_t bytes : {size_t{m * k}, size_t{n * k}, size_t{m * n * 2}, size_t{m * 4}, size_t{n * 4}, size_t{4}})
     memory.push_back(DeviceBuffer::allocate(bytes, "probe").value());
+  const float one = 1.0f;
   if (cudaMemset(memory[0].data(), 0x38, m * k) != cudaSuccess || cudaMemset(memory[1].data(), 0x38, n * k) != cudaSuccess ||
       cudaMemcpy(memory[3].data(), a_scales.data(), m * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
-      cudaMemcpy(memory[4].data(), b_scales.data(), n * 4, cudaMemcpyHostToDevice) != cudaSuccess)
+      cudaMemcpy(memory[4].data(), b_scales.data(), n * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemcpy(memory[5].data(), &one, 4, cudaMemcpyHostToDevice) != cudaSuccess)
     return "setup failed";
   DeviceBuffer workspace = DeviceBuffer::allocate(std::max<size_t>((*gemm)->workspace_size(), 1), "workspace").value();
   LtGemmArgs args;
   args.a = memory[0].data(), args.b = memory[1].data(), args.d = memory[2].data();
   args.a_scale = static_cast<const float*>(memory[3].data());
-  args.b_scale = static_cast<const float*>(memory[4].data());
+  args.b_scale = static_cast<const float*>(memory[form == ChannelScales::kAlpha ? 5 : 4].data());
+  if (form == ChannelScales::kAlpha) args.alpha_per_column = static_cast<const float*>(memory[4].data());
   const Status ran = (*gemm)->run(ctx.cublaslt, args, ctx.stream, workspace.data(), (*gemm)->workspace_size());
   if (!ran.is_ok()) return ran.to_string();
   if (const cudaError_t synced = cudaStreamSynchronize(ctx.stream); synced != cudaSuccess) return cudaGetErrorString(synced);
@@ -284,9 +300,10 @@ std::string check_vector_scales(bool a_per_row, const RunContext& ctx) {
   return "ok";
 }
 
-// Which epilogues and outputs cuBLASLt has an algorithm for with both outer-vector scales (the
-// form qmatmul_plan.h's kChannelScalesInGemm asks for): "ok" or the heuristic's refusal.
-void probe_vector_scale_epilogues(const RunContext& ctx) {
+// Which epilogues and outputs cuBLASLt has an algorithm for with both outer-vector scales and
+// with the alpha vector (the forms qmatmul_plan.h's kChannelScalesInGemm and
+// kChannelScalesAsAlpha ask for): "ok" or the heuristic's refusal.
+void probe_channel_scale_epilogues(const RunContext& ctx) {
   struct Probe {
     const char* name;
     DataType output;
@@ -308,9 +325,12 @@ void probe_vector_scale_epilogues(const RunContext& ctx) {
     desc.transpose_b = true;
     desc.use_bias = probe.bias;
     desc.activation = probe.activation;
-    desc.b_scale_per_column = desc.a_scale_per_row = true;
-    auto gemm = LtGemm::create(ctx.cublaslt, desc);
-    std::printf("fp8 vector scales -> %s: %s\n", probe.name, gemm.is_ok() ? "ok" : gemm.status().to_string().c_str());
+    for (const ChannelScales form : {ChannelScales::kVectors, ChannelScales::kAlpha}) {
+      set_channel_scales(desc, form);
+      auto gemm = LtGemm::create(ctx.cublaslt, desc);
+      std::printf("fp8 %s -> %s: %s\n", form == ChannelScales::kAlpha ? "alpha per column" : "vector scales", probe.name,
+                  gemm.is_ok() ? "ok" : gemm.status().to_string().c_str());
+    }
   }
 }
 
@@ -359,9 +379,12 @@ int run() {
         line += fmt::format(" {} {:.4f} ms", fast ? "fast" : "exact", *ms);
       }
       // Per-column weight scales alone have no algorithm (the probe below): only both vectors.
-      auto vector_ms = time_lt_fp8(g, false, ctx, begin, end, true);
-      line += vector_ms.is_ok() ? fmt::format(" vector-scaled {:.4f} ms", *vector_ms)
-                                : fmt::format(" vector-scaled FAILED {}", vector_ms.status().to_string());
+      for (const auto& [form, label] : {std::pair{ChannelScales::kVectors, "vector-scaled"},
+                                        std::pair{ChannelScales::kAlpha, "alpha-scaled"}}) {
+        auto ms = time_lt_fp8(g, false, ctx, begin, end, form);
+        line += ms.is_ok() ? fmt::format(" {} {:.4f} ms", label, *ms)
+                           : fmt::format(" {} FAILED {}", label, ms.status().to_string());
+      }
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
     }
@@ -372,8 +395,10 @@ int run() {
                   run_with_scale_spacing(output, spacing, ctx).c_str());
   for (const bool a_per_row : {false, true})
     std::printf("fp8 -> fp16, weight scales per column, activation scale %s: %s\n", a_per_row ? "per row" : "one value",
-                check_vector_scales(a_per_row, ctx).c_str());
-  probe_vector_scale_epilogues(ctx);
+                check_channel_scales(ChannelScales::kVectors, a_per_row, ctx).c_str());
+  std::printf("fp8 -> fp16, weight scales as alpha per column, activation scale one value: %s\n",
+              check_channel_scales(ChannelScales::kAlpha, false, ctx).c_str());
+  probe_channel_scale_epilogues(ctx);
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
   cudaStreamDestroy(stream);

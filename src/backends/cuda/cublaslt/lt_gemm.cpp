@@ -82,7 +82,7 @@ Result<bool> keeps_precision(const cublasLtMatmulAlgo_t& algo, DataType input_ty
 }  // namespace
 
 std::string LtGemmDesc::to_string() const {
-  return fmt::format("{} [{}x{}]{}x[{}x{}]{} -> {} batch {} (strides a {} b {} c {} d {}){}{}{}{}{}",
+  return fmt::format("{} [{}x{}]{}x[{}x{}]{} -> {} batch {} (strides a {} b {} c {} d {}){}{}{}{}{}{}",
                      data_type_name(input_type), m, k, transpose_a ? "(stored T)" : "", k, n,
                      transpose_b ? "(stored T)" : "", data_type_name(output_type), batch_count, batch_stride_a,
                      batch_stride_b, batch_stride_c, batch_stride_d, use_c ? " +C" : "", use_bias ? " +bias" : "",
@@ -91,7 +91,8 @@ std::string LtGemmDesc::to_string() const {
                      b_scale_per_column || a_scale_per_row
                          ? fmt::format(" vector scales ({}{})", b_scale_per_column ? "b per column" : "",
                                        a_scale_per_row ? (b_scale_per_column ? ", a per row" : "a per row") : "")
-                         : "");
+                         : "",
+                     alpha_per_column ? " alpha per column" : "");
 }
 
 LtGemm::~LtGemm() {
@@ -150,7 +151,7 @@ Status LtGemm::build() {
   const bool fp8_out = fp8 && d.output_type == DataType::kFloat8E4M3;
   if (d.fast_accumulation && !fp8)
     return invalid_argument("cuBLASLt GEMM: fast accumulation is an fp8 mode, not one for {}", d.to_string());
-  if ((d.b_scale_per_column || d.a_scale_per_row) && !fp8)
+  if ((d.b_scale_per_column || d.a_scale_per_row || d.alpha_per_column) && !fp8)
     return invalid_argument("cuBLASLt GEMM: vector scales are an fp8 mode, not one for {}", d.to_string());
   if (fp8 || int8) {
     if (d.transpose_a || !d.transpose_b)
@@ -205,6 +206,10 @@ Status LtGemm::build() {
       if (set != CUBLAS_STATUS_SUCCESS)
         return unsupported("cuBLASLt GEMM: this cuBLASLt has no outer-vector scale mode (cuBLAS status {}) for {}",
                            static_cast<int>(set), d.to_string());
+    }
+    if (d.alpha_per_column) {
+      const int32_t mode = CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST;
+      TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof(mode)));
     }
     const int8_t fast = d.fast_accumulation ? 1 : 0;
     TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
@@ -265,10 +270,10 @@ Status LtGemm::run(cublasLtHandle_t handle, const LtGemmArgs& args, cudaStream_t
   const bool fp8 = desc_.input_type == DataType::kFloat8E4M3, int8 = desc_.input_type == DataType::kInt8;
   const bool fp8_out = fp8 && desc_.output_type == DataType::kFloat8E4M3;
   if (fp8) {
-    if (!args.a_scale || !args.b_scale || (fp8_out && !args.d_scale))
-      return invalid_argument("cuBLASLt GEMM {}: fp8 needs device scale pointers (a {} b {} d {})", desc_.to_string(),
+    if (!args.a_scale || !args.b_scale || (fp8_out && !args.d_scale) || (desc_.alpha_per_column && !args.alpha_per_column))
+      return invalid_argument("cuBLASLt GEMM {}: fp8 needs device scale pointers (a {} b {} d {} alpha {})", desc_.to_string(),
                               static_cast<const void*>(args.a_scale), static_cast<const void*>(args.b_scale),
-                              static_cast<const void*>(args.d_scale));
+                              static_cast<const void*>(args.d_scale), static_cast<const void*>(args.alpha_per_column));
     // cuBLASLt's A is our B (column-major view, build()).
     TO_CUBLAS_RETURN_IF_ERROR(
         cublasLtMatmulDescSetAttribute(matmul_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &args.b_scale, sizeof(args.b_scale)));
@@ -282,7 +287,9 @@ Status LtGemm::run(cublasLtHandle_t handle, const LtGemmArgs& args, cudaStream_t
   // Not read when beta is 0; an fp8 output's C has another type than D, so it cannot alias D.
   const void* c = desc_.use_c ? args.c : fp8_out ? nullptr : args.d;
   const int32_t int_alpha = 1, int_beta = 0;  // int8: the scale type is int32
-  const void* alpha = int8 ? static_cast<const void*>(&int_alpha) : &args.alpha;
+  const void* alpha = int8                      ? static_cast<const void*>(&int_alpha)
+                      : desc_.alpha_per_column ? static_cast<const void*>(args.alpha_per_column)
+                                               : &args.alpha;
   const void* beta_value = int8 ? static_cast<const void*>(&int_beta) : &beta;
   TO_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, matmul_, alpha, args.b, layout_a_, args.a, layout_b_, beta_value, c,
                                            layout_c_ ? layout_c_ : layout_d_, args.d, layout_d_, &algorithm.algo,

@@ -19,6 +19,7 @@
 // - fp8 e4m3: fp32 accumulation, per-tensor (or outer-vector) device scales (fast_accumulation: cuBLASLt's fast
 //   mode, whose tensor-core partial sums are not promoted to fp32 as they grow; faster, less exact):
 //     D = d_scale · act(alpha · a_scale · b_scale · A·B + beta · C + bias)
+//   (alpha one value, or one per column of D: alpha_per_column)
 //   with D in fp16, bf16 or fp32, or in fp8 e4m3 (d_scale applies only then, saturating); C and
 //   the bias are of `c_type` (fp16 or bf16 for an fp8 D, otherwise D's type; a bias with an fp32
 //   D must be bf16, cuBLASLt's rule, so it is refused).
@@ -73,6 +74,11 @@ struct LtGemmDesc {
   // a_scale[i] · b_scale[j]. kUnsupported where this cuBLASLt or GPU has no algorithm for it: on
   // an H100 (2026-12-07) a per-column b_scale has one only beside a per-row a_scale.
   bool b_scale_per_column = false, a_scale_per_row = false;
+  // fp8 inputs only: alpha is n fp32 values in device memory, one per column of D, instead of
+  // one value (cuBLASLt's ALPHA_DEVICE_VECTOR_BETA_HOST pointer mode on D^T, whose rows are our
+  // columns): per-output-channel weight scales beside per-tensor A/B scales, with no vector of
+  // the activation scale to fill. kUnsupported where cuBLASLt has no algorithm for it.
+  bool alpha_per_column = false;
   // Alignment in bytes (a power of two) that every pointer given to run() has; algorithms that
   // need more are excluded. run() checks it.
   uint32_t pointer_alignment = 16;
@@ -87,6 +93,7 @@ struct LtGemmArgs {
   void* d = nullptr;
   const void* bias = nullptr;  // when use_bias
   float alpha = 1.0f;
+  const float* alpha_per_column = nullptr;  // n device values, instead of alpha (LtGemmDesc::alpha_per_column)
   float beta = 0.0f;  // when use_c
   // fp8 inputs: device pointers to one fp32 each (d_scale: when the output is fp8), or to a
   // vector (LtGemmDesc::b_scale_per_column, a_scale_per_row).

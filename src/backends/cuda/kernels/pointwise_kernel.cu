@@ -312,19 +312,15 @@ __device__ __forceinline__ void fill_lanes(float value, float (&to)[N]) {
   for (int l = 0; l < N; ++l) to[l] = value;
 }
 
-// The storage byte of a quantized (int8 or fp8 e4m3) value `v`, already representable.
-__device__ __forceinline__ uint8_t code_of(float v, DataType type) {
-  return type == DataType::kFloat8E4M3 ? device::float_to_e4m3(v, /*saturate=*/false)
-                                       : static_cast<uint8_t>(static_cast<int8_t>(v));
-}
-
-// The N lanes' codes as N bytes, one aligned store (N is 4 or 8).
+// The N lanes' codes as N bytes, one aligned store (N is 4 or 8): each lane quantized as a
+// quantize layer stores it (device::quantized_code), which leaves a value the quantize
+// instruction already made representable as it is.
 template <int N>
 __device__ __forceinline__ void store_codes(uint8_t* p, DataType type, const float (&v)[N]) {
   static_assert(N == 4 || N == 8, "4 or 8 lanes");
   uint32_t words[2] = {0, 0};
 #pragma unroll
-  for (int l = 0; l < N; ++l) words[l / 4] |= static_cast<uint32_t>(code_of(v[l], type)) << (8 * (l % 4));
+  for (int l = 0; l < N; ++l) words[l / 4] |= static_cast<uint32_t>(device::quantized_code(v[l], type)) << (8 * (l % 4));
   if (N == 8) *reinterpret_cast<uint2*>(p) = make_uint2(words[0], words[1]);
   else *reinterpret_cast<uint32_t*>(p) = words[0];
 }
@@ -341,7 +337,7 @@ __device__ __forceinline__ void store_output(const PointwiseKernelArgs& args, in
     } else {
 #pragma unroll
       for (int l = 0; l < N; ++l)
-        if (l < valid) out[l] = code_of(v[l], args.out_type);
+        if (l < valid) out[l] = device::quantized_code(v[l], args.out_type);
     }
     return;
   }
@@ -504,12 +500,13 @@ __global__ void __launch_bounds__(512) pointwise_activation_kernel(const __grid_
   const S* x = static_cast<const S*>(args.in[0]);
   const float scale = kQuantized ? device::load<float>(args.in[1], 0, args.in_type[1]) : 1.0f;
   const DataType codes = args.out_type;
-  // The activation's values, rounded to S, then (kQuantized) quantized as kQuantize does.
+  // The activation's values, rounded to S, then (kQuantized) divided by the scale: the stores
+  // quantize them (store_codes), once, where kQuantize's value would be encoded a second time.
   const auto compute = [&](auto& a, auto& r) {
     evaluate<F32>(in, a, a, a, r);
     round_lanes(r, kStorageType<S>);
     if (kQuantized)
-      for (float& v : r) v = device::quantized_value(v / scale, codes);
+      for (float& v : r) v = v / scale;
   };
   const int64_t vectors = args.count / N;
   const int64_t tile = static_cast<int64_t>(blockDim.x) * kUnroll;
@@ -536,7 +533,7 @@ __global__ void __launch_bounds__(512) pointwise_activation_kernel(const __grid_
   if (tail < args.count) {
     float a[1] = {device::to_float<S>(x[tail])}, r[1];
     compute(a, r);
-    if (kQuantized) static_cast<uint8_t*>(args.out)[tail] = code_of(r[0], codes);
+    if (kQuantized) static_cast<uint8_t*>(args.out)[tail] = device::quantized_code(r[0], codes);
     else static_cast<S*>(args.out)[tail] = device::from_float<S>(r[0]);
   }
 }
