@@ -20,6 +20,7 @@
 
 #include "backends/cuda/cublaslt/qmatmul_plan.h"
 #include "backends/cuda/planner.h"
+#include "backends/cuda/tactic_timer.h"
 #include "backends/registry.h"
 #include "gpu/fused_step_testing.h"
 #include "gpu/gpu_testing.h"
@@ -349,6 +350,31 @@ TEST(QuantizedMatmulLowering, TheChannelFormsScaleInTheGemmAndQuantizeInTheKerne
                per_tensor->gemm.alpha_per_column);
   for (const auto form : {cu::QuantizedMatmulForm::kChannelScalesInGemm, cu::QuantizedMatmulForm::kChannelScalesAsAlpha})
     EXPECT_FALSE(cu::plan_quantized_matmul(*tensor_step, 90, form).is_ok()) << "a channel form of per-tensor scales";
+}
+
+// When the timer chooses the explicit path of a Q/DQ step, the build log says so and why: the
+// fused candidates it timed were slower (the fastest named), none ran, or nothing was timed.
+TEST(QuantizedMatmulLowering, AnExplicitChoiceIsNamedInTheBuildLogWithTheFastestFusedCandidate) {
+  const cu::TacticFamily* family = cu::tactic_families().find("cublaslt.qmatmul");
+  ASSERT_NE(family, nullptr);
+  const Lowered l = lower(Q::of(kF8, kF16, {32, 64}, 32).with_bias(), 90);
+  auto step = cu::instantiate(l.net, *l.step_of("fc1"), l.desc);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  const auto chosen = [&](const char* path, double ms, std::vector<cu::CandidateTime> timed) {
+    cu::ChosenTactic c{"cublaslt.qmatmul", family->replay(*step, {{"path", path}, {"rank", 0}}).value(), ms, std::move(timed)};
+    return cu::explicit_quantization_note(*step, c, "fc1");
+  };
+  const cu::CandidateTime explicit_time{"cublaslt.qmatmul#explicit0", 0.049, true};
+  const cu::CandidateTime fused_times[] = {{"cublaslt.qmatmul#fused1", 0.201, false}, {"cublaslt.qmatmul#fused0", 0.187, false}};
+
+  EXPECT_EQ(chosen("explicit", 0.049, {explicit_time, fused_times[0], fused_times[1]}),
+            "fc1: Q/DQ run explicitly by cublaslt.qmatmul#explicit0 (0.0490 ms): faster than every fused candidate "
+            "(the fastest, cublaslt.qmatmul#fused0, 0.1870 ms)");
+  EXPECT_EQ(chosen("explicit", 0.049, {explicit_time}),
+            "fc1: Q/DQ run explicitly by cublaslt.qmatmul#explicit0 (0.0490 ms): no fused candidate ran (see the lines above)");
+  EXPECT_EQ(chosen("explicit", -1, {}),
+            "fc1: Q/DQ run explicitly by cublaslt.qmatmul#explicit0: not timed (the only candidate, or a recorded choice)");
+  EXPECT_EQ(chosen("fused", 0.187, {explicit_time, fused_times[1]}), "") << "a fused choice needs no note";
 }
 
 // ---- on the GPU ----

@@ -31,6 +31,10 @@ class CudaTactic {
   // Prepares for the step's concrete shapes. Called again when shapes change.
   virtual Status initialize(const StepInstance&, const RunContext&) { return Status::ok(); }
   virtual Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) = 0;
+  // A tactic of a step that fuses quantize/dequantize layers (StepInstance::fuses_quantization)
+  // that runs them as they would run unfused, kernels around a plain product: the build log
+  // names the step when the timer chooses it (tactic_timer.h explicit_quantization_note).
+  virtual bool runs_quantization_explicitly() const { return false; }
 };
 
 // What a family tells the planner about a layer before any step exists. The planner proposes

@@ -75,6 +75,7 @@ Result<CudaPlan> make_cuda_plan(const Network& network, const std::vector<Optimi
     step.tactic = chosen.tactic->name();
     step.choice = chosen.tactic->choice();
     step.time_ms = chosen.median_ms;
+    if (std::string note = explicit_quantization_note(inst, chosen, label); !note.empty()) plan.log.push_back(std::move(note));
     TO_ASSIGN_OR_RETURN(step_workspace[s], largest_workspace(*chosen.tactic, net, step, corners));
     if (progress)
       progress(s, plan.steps.size(),

@@ -203,6 +203,18 @@ Result<double> TacticTimer::time(CudaTactic& tactic, const StepInstance& step, d
   return median(times);
 }
 
+std::string explicit_quantization_note(const StepInstance& step, const ChosenTactic& chosen, const std::string& label) {
+  if (!step.fuses_quantization() || !chosen.tactic || !chosen.tactic->runs_quantization_explicitly()) return {};
+  const std::string head = fmt::format("{}: Q/DQ run explicitly by {}", label, chosen.tactic->name());
+  if (chosen.median_ms < 0) return head + ": not timed (the only candidate, or a recorded choice)";
+  const CandidateTime* fastest_fused = nullptr;
+  for (const CandidateTime& c : chosen.timed)
+    if (!c.explicit_quantization && (!fastest_fused || c.median_ms < fastest_fused->median_ms)) fastest_fused = &c;
+  if (!fastest_fused) return fmt::format("{} ({:.4f} ms): no fused candidate ran (see the lines above)", head, chosen.median_ms);
+  return fmt::format("{} ({:.4f} ms): faster than every fused candidate (the fastest, {}, {:.4f} ms)", head, chosen.median_ms,
+                     fastest_fused->tactic, fastest_fused->median_ms);
+}
+
 Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::vector<const TacticFamily*>& families, int limit,
                                          const std::map<std::string, std::pair<std::string, nlohmann::json>>& replay,
                                          const std::string& label, std::vector<std::string>& log) {
@@ -211,7 +223,7 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
       if (family->name() != it->second.first) continue;
       TO_ASSIGN_OR_RETURN_CONTEXT(std::unique_ptr<CudaTactic> tactic, family->replay(step, it->second.second),
                                   fmt::format("replaying the recorded tactic of '{}'", label));
-      return ChosenTactic{family->name(), std::move(tactic), -1};
+      return ChosenTactic{family->name(), std::move(tactic), -1, {}};
     }
     return make_error(StatusCode::kFailedPrecondition, "'{}': the recorded tactic family '{}' cannot implement it here", label, it->second.first);
   }
@@ -236,7 +248,7 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
     }
   // One candidate that is itself the reference, or with nothing to check it against: no need to run it.
   if (candidates.size() == 1 && (reference_family == nullptr || candidates[0].first == reference_family))
-    return ChosenTactic{candidates[0].first->name(), std::move(candidates[0].second), -1};
+    return ChosenTactic{candidates[0].first->name(), std::move(candidates[0].second), -1, {}};
 
   TO_RETURN_IF_ERROR(prepare_step(step));
   // The reference runs first (untimed), so every candidate, the heuristics' first choice included,
@@ -257,6 +269,7 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
   size_t best = candidates.size();
   double best_ms = -1;
   std::vector<std::string> failures;
+  std::vector<CandidateTime> timed;
   for (size_t i = 0; i < candidates.size(); ++i) {
     // A lone candidate (optimization level 0) is checked, not timed.
     Result<double> ms = -1.0;
@@ -272,12 +285,15 @@ Result<ChosenTactic> TacticTimer::choose(const StepInstance& step, const std::ve
       log.push_back(fmt::format("{}: skipped tactic {}: {}", label, candidates[i].second->name(), ms.status().message()));
       continue;
     }
+    if (*ms >= 0)
+      timed.push_back(CandidateTime{candidates[i].second->name(), *ms, candidates[i].second->runs_quantization_explicitly()});
     if (best == candidates.size() || *ms < best_ms) best = i, best_ms = *ms;
   }
-  if (best < candidates.size()) return ChosenTactic{candidates[best].first->name(), std::move(candidates[best].second), best_ms};
+  if (best < candidates.size())
+    return ChosenTactic{candidates[best].first->name(), std::move(candidates[best].second), best_ms, std::move(timed)};
   if (reference) {
     log.push_back(fmt::format("{}: every candidate failed; using the reference {}", label, reference_family->name()));
-    return ChosenTactic{reference_family->name(), std::move(reference), -1};
+    return ChosenTactic{reference_family->name(), std::move(reference), -1, {}};
   }
   return unsupported("'{}': every tactic candidate failed: {}", label, fmt::join(failures, "; "));
 }

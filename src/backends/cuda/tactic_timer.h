@@ -17,11 +17,26 @@
 
 namespace tensoracle::backends::cuda {
 
+// One timed candidate: its name, median and whether it runs a Q/DQ step's quantize/dequantize
+// layers explicitly (CudaTactic::runs_quantization_explicitly).
+struct CandidateTime {
+  std::string tactic;
+  double median_ms = 0;
+  bool explicit_quantization = false;
+};
+
 struct ChosenTactic {
   std::string family;
   std::unique_ptr<CudaTactic> tactic;
-  double median_ms = -1;  // -1: not timed (the only candidate, or the reference after every candidate failed)
+  double median_ms = -1;  // -1: not timed (the only candidate, a replayed choice, or the reference after every candidate failed)
+  std::vector<CandidateTime> timed;  // every candidate that ran, in the order timed
 };
+
+// The build log's line for a step that fuses quantize/dequantize layers whose chosen tactic runs
+// them explicitly, saying why: "<label>: Q/DQ run explicitly by <tactic> (<t> ms): faster than
+// every fused candidate (the fastest, <tactic>, <t> ms)", or that no fused candidate ran, or that
+// the choice was not timed. Empty for any other choice.
+std::string explicit_quantization_note(const StepInstance& step, const ChosenTactic& chosen, const std::string& label);
 
 // Buffers for `step` carved from one device allocation (the timer's scratch, or a test's).
 StepBuffers step_buffers_in(const StepInstance& step, void* base, size_t* used);

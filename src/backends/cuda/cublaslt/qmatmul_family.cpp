@@ -110,6 +110,8 @@ class QuantizedMatmulTactic final : public CudaTactic {
     return c;
   }
 
+  bool runs_quantization_explicitly() const override { return !fused_; }
+
   size_t workspace_size(const StepInstance& step) const override {
     if (gemm_ && shapes_.matches(step)) return scratch_.total() + gemm_->workspace_size();
     // Before initialize() at these shapes: the scratch these shapes need and cuBLASLt's bound.

@@ -210,6 +210,8 @@ class QuantizedConvTactic final : public CudaTactic {
     return run_fused(buffers, ctx, operands, product);
   }
 
+  bool runs_quantization_explicitly() const override { return path_ == Path::kExplicit; }
+
  private:
   bool direct() const { return path_ == Path::kExplicit && engine_ == kDirectEngine; }
   const void* input(const StepBuffers& buffers, size_t i) const { return buffers.inputs[i].data; }
