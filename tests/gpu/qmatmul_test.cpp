@@ -272,10 +272,11 @@ TEST(QuantizedMatmulLowering, AFastAccumulationChoiceReplaysWithItsModeOnTheFuse
   }
 }
 
-// A recorded choice of a fused form that only fp8 with per-channel weight scales has replays as
-// that form, and a step without such scales refuses it with the layer and why.
-void expect_a_form_of_per_channel_fp8_only(const std::string& path) {
-  const nlohmann::json choice = {{"path", path}, {"rank", 1}, {"fast_accumulation", true}};
+// fp8 with per-channel weight scales has a second fused form, the scales in cuBLASLt's GEMM
+// ("fused_vector"); a recorded choice of it replays as that form, and a step without such scales
+// refuses it with the layer and why. No GPU needed: the refusal comes before any cuBLASLt call.
+TEST(QuantizedMatmulLowering, AFusedVectorChoiceIsAFormOfPerChannelFp8Only) {
+  const nlohmann::json vector_choice = {{"path", "fused_vector"}, {"rank", 1}, {"fast_accumulation", true}};
   const cu::TacticFamily* family = cu::tactic_families().find("cublaslt.qmatmul");
   ASSERT_NE(family, nullptr);
   cu::DeviceInfo device;
@@ -287,58 +288,37 @@ void expect_a_form_of_per_channel_fp8_only(const std::string& path) {
   const Lowered per_channel = lower(Q::of(kF8, kF16, {32, 64}, 32).per_output_channel().with_bias(), 90);
   auto step = cu::instantiate(per_channel.net, *per_channel.step_of("fc1"), per_channel.desc);
   ASSERT_TRUE(step.is_ok()) << step.status().to_string();
-  auto tactic = family->replay(*step, choice);
+  auto tactic = family->replay(*step, vector_choice);
   ASSERT_TRUE(tactic.is_ok()) << tactic.status().to_string();
-  EXPECT_EQ((*tactic)->name(), "cublaslt.qmatmul#" + path + "_fast1");
-  EXPECT_EQ((*tactic)->choice(), choice);
+  EXPECT_EQ((*tactic)->name(), "cublaslt.qmatmul#fused_vector_fast1");
+  EXPECT_EQ((*tactic)->choice(), vector_choice);
 
   const Lowered per_tensor = lower(Q::of(kF8, kF16, {32, 64}, 32).with_bias(), 90);
   auto tensor_step = cu::instantiate(per_tensor.net, *per_tensor.step_of("fc1"), per_tensor.desc);
   ASSERT_TRUE(tensor_step.is_ok()) << tensor_step.status().to_string();
-  auto replayed = family->replay(*tensor_step, choice);
+  auto replayed = family->replay(*tensor_step, vector_choice);
   ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
   const Status refused = (*replayed)->initialize(*tensor_step, ctx);
   ASSERT_FALSE(refused.is_ok());
-  for (const std::string& part : {std::string("layer 'fc1'"), path, std::string("per-channel weight scales")})
+  for (const char* part : {"layer 'fc1'", "fused_vector", "per-channel weight scales"})
     EXPECT_NE(refused.message().find(part), std::string::npos) << "missing '" << part << "' in: " << refused.to_string();
 
   auto explicit_fast = family->replay(*tensor_step, {{"path", "explicit"}, {"rank", 0}, {"fast_accumulation", true}});
   EXPECT_FALSE(explicit_fast.is_ok()) << "fast accumulation on the explicit path was accepted";
 }
 
-// fp8 with per-channel weight scales has two more fused forms: the scales in cuBLASLt's GEMM as
-// its outer vectors ("fused_vector") or as its alpha ("fused_alpha"). No GPU needed: the
-// refusal comes before any cuBLASLt call.
-TEST(QuantizedMatmulLowering, AFusedVectorOrAlphaChoiceIsAFormOfPerChannelFp8Only) {
-  for (const char* path : {"fused_vector", "fused_alpha"}) {
-    SCOPED_TRACE(path);
-    expect_a_form_of_per_channel_fp8_only(path);
-  }
-}
-
 // The vector form gives cuBLASLt both scales as vectors (it has no algorithm for a weight vector
-// beside one activation value) and the alpha form the weight scales as alpha beside per-tensor
-// A/B scales; both leave a trailing fp8 quantize to the kernel (cuBLASLt has no vector-scaled
-// GEMM with an fp8 D; the alpha form's D scale would be a kernel too). The default form keeps
-// that quantize in the GEMM.
-TEST(QuantizedMatmulLowering, TheChannelFormsScaleInTheGemmAndQuantizeInTheKernel) {
+// beside one activation value) and leaves a trailing fp8 quantize to the kernel (none beside an
+// fp8 D); the default form keeps that quantize in the GEMM.
+TEST(QuantizedMatmulLowering, TheVectorFormScalesBothOperandsAndQuantizesInTheKernel) {
   const Lowered l = lower(Q::of(kF8, kF16, {32, 64}, 32).per_output_channel().with_bias().quantized_to(kF8), 90);
   auto step = cu::instantiate(l.net, *l.step_of("fc1"), l.desc);
   ASSERT_TRUE(step.is_ok()) << step.status().to_string();
   auto vector = cu::plan_quantized_matmul(*step, 90, cu::QuantizedMatmulForm::kChannelScalesInGemm);
   ASSERT_TRUE(vector.is_ok()) << vector.status().to_string();
   EXPECT_TRUE(vector->gemm.b_scale_per_column && vector->gemm.a_scale_per_row);
-  EXPECT_FALSE(vector->gemm.alpha_per_column);
   EXPECT_FALSE(vector->epilogue_kernel || vector->quantized_by_gemm);
   EXPECT_TRUE(vector->requantize);
-
-  auto alpha = cu::plan_quantized_matmul(*step, 90, cu::QuantizedMatmulForm::kChannelScalesAsAlpha);
-  ASSERT_TRUE(alpha.is_ok()) << alpha.status().to_string();
-  EXPECT_TRUE(alpha->gemm.alpha_per_column);
-  EXPECT_FALSE(alpha->gemm.b_scale_per_column || alpha->gemm.a_scale_per_row);
-  EXPECT_FALSE(alpha->epilogue_kernel || alpha->quantized_by_gemm);
-  EXPECT_TRUE(alpha->requantize);
-  EXPECT_TRUE(alpha->gemm.use_bias);  // the bias stays in cuBLASLt's epilogue
 
   const Lowered t = lower(Q::of(kF8, kF16, {32, 64}, 32).with_bias().quantized_to(kF8), 90);
   auto tensor_step = cu::instantiate(t.net, *t.step_of("fc1"), t.desc);
@@ -346,10 +326,9 @@ TEST(QuantizedMatmulLowering, TheChannelFormsScaleInTheGemmAndQuantizeInTheKerne
   auto per_tensor = cu::plan_quantized_matmul(*tensor_step, 90);
   ASSERT_TRUE(per_tensor.is_ok()) << per_tensor.status().to_string();
   EXPECT_TRUE(per_tensor->quantized_by_gemm);
-  EXPECT_FALSE(per_tensor->gemm.b_scale_per_column || per_tensor->gemm.a_scale_per_row ||
-               per_tensor->gemm.alpha_per_column);
-  for (const auto form : {cu::QuantizedMatmulForm::kChannelScalesInGemm, cu::QuantizedMatmulForm::kChannelScalesAsAlpha})
-    EXPECT_FALSE(cu::plan_quantized_matmul(*tensor_step, 90, form).is_ok()) << "a channel form of per-tensor scales";
+  EXPECT_FALSE(per_tensor->gemm.b_scale_per_column || per_tensor->gemm.a_scale_per_row);
+  EXPECT_FALSE(cu::plan_quantized_matmul(*tensor_step, 90, cu::QuantizedMatmulForm::kChannelScalesInGemm).is_ok())
+      << "the vector form of per-tensor scales";
 }
 
 // When the timer chooses the explicit path of a Q/DQ step, the build log says so and why: the
@@ -379,9 +358,9 @@ TEST(QuantizedMatmulLowering, AnExplicitChoiceIsNamedInTheBuildLogWithTheFastest
 
 // ---- on the GPU ----
 
-// Whether a case's step has the forms with the weight scales in cuBLASLt's GEMM
-// (QuantizedMatmulForm::kChannelScalesInGemm and kChannelScalesAsAlpha).
-bool has_channel_forms(const Q& c) {
+// Whether a case's step has the form with the weight scales in cuBLASLt's GEMM
+// (QuantizedMatmulForm::kChannelScalesInGemm).
+bool has_vector_form(const Q& c) {
   return c.quantized == kF8 && c.per_channel && !(c.bias && c.product == kF32);
 }
 
@@ -665,13 +644,11 @@ void expect_every_candidate_matches_reference(const Q& c, bool fp8_fast_accumula
 
   NamedArrays inputs;
   inputs.emplace("x", HostArray::copy_of(x.view()).value());
-  // Rank 0 of each path; fp8 with per-channel weight scales has the forms with those scales in
-  // cuBLASLt's GEMM too (the GPUs this runs on have cuBLASLt's outer-vector scale and alpha
-  // vector modes).
+  // Rank 0 of each path; fp8 with per-channel weight scales has the form with those scales in
+  // cuBLASLt's GEMM too (the GPUs this runs on have cuBLASLt's outer-vector scale mode).
   const std::string fast = fp8_fast_accumulation ? "_fast" : "";
   std::vector<std::string> paths = {"#explicit0", "#fused" + fast + "0"};
-  if (has_channel_forms(c))
-    for (const char* form : {"#fused_vector", "#fused_alpha"}) paths.push_back(form + fast + "0");
+  if (has_vector_form(c)) paths.push_back("#fused_vector" + fast + "0");
   expect_every_candidate_matches(
       l, *planned, "cublaslt.qmatmul", inputs, c.params() + (fp8_fast_accumulation ? " fast accumulation" : ""),
       [&](const HostArray& got) { return mismatch(c, x, got, ref, fp8_fast_accumulation); }, fp8_fast_accumulation, paths);

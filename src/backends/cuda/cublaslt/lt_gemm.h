@@ -76,8 +76,10 @@ struct LtGemmDesc {
   bool b_scale_per_column = false, a_scale_per_row = false;
   // fp8 inputs only: alpha is n fp32 values in device memory, one per column of D, instead of
   // one value (cuBLASLt's ALPHA_DEVICE_VECTOR_BETA_HOST pointer mode on D^T, whose rows are our
-  // columns): per-output-channel weight scales beside per-tensor A/B scales, with no vector of
-  // the activation scale to fill. kUnsupported where cuBLASLt has no algorithm for it.
+  // columns): per-output-channel weight scales beside per-tensor A/B scales would need no vector
+  // of the activation scale. kUnsupported where cuBLASLt has no algorithm for it, which on an
+  // H200 with cuBLAS of CUDA 13.0 is every fp8 form (qmatmul_bench's probe, 2026-12-07), so only
+  // that probe asks for it.
   bool alpha_per_column = false;
   // Alignment in bytes (a power of two) that every pointer given to run() has; algorithms that
   // need more are excluded. run() checks it.

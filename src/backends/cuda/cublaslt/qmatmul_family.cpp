@@ -1,11 +1,9 @@
 // Family "cublaslt.qmatmul": Q/DQ-fused matrix products (qmatmul_plan.h says what it takes and
 // how each path runs). Candidates are the explicit path and the fused path, each at the ranks of
 // cuBLASLt's heuristic list, so the tactic timer picks fused or explicit by measurement; fp8 with
-// per-channel weight scales has two more fused paths where this cuBLASLt has their modes, those
-// scales given to cuBLASLt's GEMM as its outer-vector scales ("fused_vector",
-// QuantizedMatmulForm::kChannelScalesInGemm) or as its alpha vector ("fused_alpha",
-// kChannelScalesAsAlpha). A recorded choice {"path": "fused" | "fused_alpha" | "fused_vector" |
-// "explicit", "rank": i} replays by asking the heuristic again
+// per-channel weight scales has a second fused path, "fused_vector", those scales given to
+// cuBLASLt's GEMM (QuantizedMatmulForm::kChannelScalesInGemm) where this cuBLASLt has that mode. A
+// recorded choice {"path": "fused" | "fused_vector" | "explicit", "rank": i} replays by asking the heuristic again
 // and is refused (kFailedPrecondition, naming the layer and the choice) when that rank is not
 // there, or the path is not possible for the step any more, rather than running another one.
 // Where the build allows it (StepInstance::fp8_fast_accumulation), an fp8 step's fused
@@ -22,7 +20,6 @@
 #include "backends/cuda/cublaslt/qmatmul_plan.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_tactic.h"
-#include "backends/cuda/device.h"
 #include "backends/cuda/kernels/quantize_args.h"
 #include "backends/cuda/step_shapes.h"
 #include "core/errors.h"
@@ -72,27 +69,15 @@ bool is_fp8_product(const StepInstance& step) {
   return !dequantized.empty() && dequantized[0].data->dtype == DataType::kFloat8E4M3;
 }
 
-enum class Path : uint8_t { kExplicit, kFused, kFusedVector, kFusedAlpha };
-constexpr Path kPaths[] = {Path::kExplicit, Path::kFused, Path::kFusedVector, Path::kFusedAlpha};
+enum class Path : uint8_t { kExplicit, kFused, kFusedVector };
 
 const char* path_name(Path path) {
   switch (path) {
     case Path::kExplicit: return "explicit";
     case Path::kFused: return "fused";
     case Path::kFusedVector: return "fused_vector";
-    case Path::kFusedAlpha: return "fused_alpha";
   }
   return "?";
-}
-
-QuantizedMatmulForm form_of(Path path) {
-  switch (path) {
-    case Path::kFusedVector: return QuantizedMatmulForm::kChannelScalesInGemm;
-    case Path::kFusedAlpha: return QuantizedMatmulForm::kChannelScalesAsAlpha;
-    case Path::kExplicit:
-    case Path::kFused: break;
-  }
-  return QuantizedMatmulForm::kDefault;
 }
 
 class QuantizedMatmulTactic final : public CudaTactic {
@@ -134,11 +119,6 @@ class QuantizedMatmulTactic final : public CudaTactic {
     LtGemmDesc desc = fused_ ? plan_.gemm : plan_.dequantized.gemm;
     desc.fast_accumulation = fast_;
     TO_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ctx.cublaslt, desc, rank_, ctx.workspace_bytes - scratch_.total()));
-    if (desc.alpha_per_column && !unit_scale_.data()) {  // cuBLASLt's weight scale pointer: 1 (sb is alpha)
-      TO_ASSIGN_OR_RETURN(unit_scale_, DeviceBuffer::allocate(sizeof(float), "the unit fp8 scale"));
-      const float one = 1.0f;
-      TO_CUDA_RETURN_IF_ERROR(cudaMemcpy(unit_scale_.data(), &one, sizeof(one), cudaMemcpyHostToDevice));
-    }
     // LtGemm::create falls back to another rank when the heuristic lists fewer algorithms here or
     // the one at rank_ needs more workspace than given. A candidate or a recorded choice must run
     // exactly the algorithm its name says (the one timed), so that is refused, not substituted.
@@ -187,7 +167,9 @@ class QuantizedMatmulTactic final : public CudaTactic {
     size_t gemm_workspace_bytes = 0;
   };
 
-  QuantizedMatmulForm form() const { return form_of(path_); }
+  QuantizedMatmulForm form() const {
+    return path_ == Path::kFusedVector ? QuantizedMatmulForm::kChannelScalesInGemm : QuantizedMatmulForm::kDefault;
+  }
   const void* input(const StepBuffers& buffers, size_t i) const { return buffers.inputs[i].data; }
   const void* extra(const StepBuffers& buffers, int i) const {
     return i >= 0 ? buffers.extra_inputs[static_cast<size_t>(i)].data : nullptr;
@@ -213,11 +195,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
   Status run_fp8(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) {
     LtGemmArgs args = gemm_args(buffers);
     const bool fp32_scales = plan_.a_scale_type == DataType::kFloat32 && plan_.b_scale_type == DataType::kFloat32;
-    if (plan_.gemm.alpha_per_column) {  // fp32 (the plan's rule): sa as A's scale, sb as alpha
-      args.a_scale = static_cast<const float*>(input(buffers, plan_.a_scale));
-      args.b_scale = unit_scale_.as<float>();
-      args.alpha_per_column = static_cast<const float*>(input(buffers, plan_.b_scale));
-    } else if (plan_.gemm.b_scale_per_column) {  // fp32 (the plan's rule): sa per row, sb as given, 1/sy
+    if (plan_.gemm.b_scale_per_column) {  // fp32 (the plan's rule): sa per row, sb as given, 1/sy
       float* row_scales = p.scales + kRowScalesOffset;
       TO_CUDA_RETURN_IF_ERROR(launch_fp8_row_scales(static_cast<const float*>(input(buffers, plan_.a_scale)), plan_.rows,
                                                     plan_.quantized_by_gemm ? input(buffers, plan_.y_scale) : nullptr,
@@ -302,7 +280,6 @@ class QuantizedMatmulTactic final : public CudaTactic {
   QuantizedMatmulPlan plan_;
   Scratch scratch_;
   std::unique_ptr<LtGemm> gemm_;
-  DeviceBuffer unit_scale_;  // fused_alpha: one fp32 1
   StepShapes shapes_;
 };
 
@@ -328,17 +305,16 @@ class QuantizedMatmulFamily final : public TacticFamily {
     // Each path gets half the candidates; the explicit path (our kernels around a plain GEMM)
     // comes first so that the timer checks the fused one against it. At a limit of 1: the fused
     // path alone (the best guess).
-    // fp8 with per-channel weight scales has three fused forms, which share the fused half: the
-    // weight scales as cuBLASLt's alpha (one GEMM, nothing else), as its outer vectors (a kernel
-    // fills the activation scale's vector first), in the epilogue kernel -- in that order, and
-    // at a limit of 1 the first that cuBLASLt has an algorithm for.
-    const bool channel_forms = plan_quantized_matmul(step, 90, QuantizedMatmulForm::kChannelScalesInGemm).is_ok();
+    // fp8 with per-channel weight scales has two fused forms, which share the fused half, the
+    // one in cuBLASLt's GEMM first (at a limit of 1 the only one, unless cuBLASLt has no
+    // algorithm for it).
+    const bool vector_form = plan_quantized_matmul(step, 90, QuantizedMatmulForm::kChannelScalesInGemm).is_ok();
     const int fused_count = std::max(1, limit - limit / 2), explicit_count = limit / 2;
-    const int per_fused_form = channel_forms ? std::max(1, fused_count / 3) : fused_count;
+    const int per_fused_form = vector_form ? std::max(1, fused_count / 2) : fused_count;
     const bool fast = step.fp8_fast_accumulation && is_fp8_product(step);
-    for (const Path path : {Path::kExplicit, Path::kFusedAlpha, Path::kFusedVector, Path::kFused}) {
-      if ((path == Path::kFusedAlpha || path == Path::kFusedVector) && !channel_forms) continue;
-      if (path != Path::kExplicit && channel_forms && limit <= 1 && !out.empty()) continue;
+    for (const Path path : {Path::kExplicit, Path::kFusedVector, Path::kFused}) {
+      if (path == Path::kFusedVector && !vector_form) continue;
+      if (path == Path::kFused && vector_form && limit <= 1 && !out.empty()) continue;
       for (int rank = 0; rank < (path == Path::kExplicit ? explicit_count : per_fused_form); ++rank) {
         auto tactic = std::make_unique<QuantizedMatmulTactic>(path, rank, fast);
         const Status made = tactic->initialize(step, ctx);
@@ -360,12 +336,12 @@ class QuantizedMatmulFamily final : public TacticFamily {
     const auto rank = choice.is_object() ? choice.find("rank") : choice.end();
     const auto fast = choice.is_object() ? choice.find("fast_accumulation") : choice.end();
     std::optional<Path> known;
-    for (const Path p : kPaths)
+    for (const Path p : {Path::kExplicit, Path::kFused, Path::kFusedVector})
       if (path != choice.end() && path->is_string() && *path == path_name(p)) known = p;
     if (!known || rank == choice.end() || !rank->is_number_integer() || rank->get<int64_t>() < 0 ||
         rank->get<int64_t>() >= kLtMaxAlgorithms ||
         (fast != choice.end() && (!fast->is_boolean() || (fast->get<bool>() && *known == Path::kExplicit))))
-      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\", \"fused_alpha\", \"fused_vector\" or \"explicit\", \"rank\": "
+      return invalid_argument("layer '{}': {} choice {} needs \"path\": \"fused\", \"fused_vector\" or \"explicit\", \"rank\": "
                               "an integer in [0, {}) and optionally, on a fused path, \"fast_accumulation\": a boolean",
                               step.anchor.node.name, kFamilyName, choice.dump(), kLtMaxAlgorithms);
     return std::unique_ptr<CudaTactic>(

@@ -107,8 +107,7 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
                            layer, data_type_name(scale_type));
 
   const bool fp32_product_with_bias = g.use_bias && g.output_type == DataType::kFloat32;
-  const bool channel_scales_in_gemm = form != QuantizedMatmulForm::kDefault;
-  if (channel_scales_in_gemm) {
+  if (form == QuantizedMatmulForm::kChannelScalesInGemm) {
     if (!fp8 || !plan.b_per_channel)
       return unsupported("layer '{}': weight scales in cuBLASLt's GEMM need an fp8 product with per-channel weight scales", layer);
     if (fp32_product_with_bias)
@@ -121,22 +120,20 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
   plan.gemm = g;
   plan.gemm.input_type = qa;
   plan.gemm.b_scale_per_column = plan.gemm.a_scale_per_row = form == QuantizedMatmulForm::kChannelScalesInGemm;
-  plan.gemm.alpha_per_column = form == QuantizedMatmulForm::kChannelScalesAsAlpha;
   // fp8 on cuBLASLt's own epilogue where it can: per-tensor scales (or the per-channel weight
-  // scales as cuBLASLt's vector or alpha), and not an fp32 product with a bias (cuBLASLt wants a
-  // bf16 bias there).
-  plan.epilogue_kernel = !fp8 || (plan.b_per_channel && !channel_scales_in_gemm) || fp32_product_with_bias;
+  // scales as cuBLASLt's vector), and not an fp32 product with a bias (cuBLASLt wants a bf16
+  // bias there).
+  plan.epilogue_kernel = !fp8 || (plan.b_per_channel && !plan.gemm.b_scale_per_column) || fp32_product_with_bias;
   if (plan.epilogue_kernel) {
     plan.gemm.output_type = fp8 ? DataType::kFloat32 : DataType::kInt32;
     plan.gemm.use_bias = plan.gemm.use_c = false;
     plan.gemm.activation = LtActivation::kNone;
   } else {
-    // Not with per-channel weight scales: cuBLASLt has no algorithm for vector scales beside an
-    // fp8 D (qmatmul_bench's probe on an H100, 2026-12-07), and with the alpha vector its D
-    // scale (1/sy) would take a kernel of its own, as the quantize kernel after it does.
+    // Not with the scales as vectors: cuBLASLt has no algorithm for them beside an fp8 D
+    // (qmatmul_bench's probe on an H100, 2026-12-07); the quantize kernel follows instead.
     plan.quantized_by_gemm = plan.requantize && plan.output_type == DataType::kFloat8E4M3 &&
                              (g.output_type == DataType::kFloat16 || g.output_type == DataType::kBFloat16) &&
-                             !channel_scales_in_gemm;
+                             !plan.gemm.b_scale_per_column;
     if (plan.quantized_by_gemm) {
       plan.gemm.c_type = g.output_type;
       plan.gemm.output_type = DataType::kFloat8E4M3;

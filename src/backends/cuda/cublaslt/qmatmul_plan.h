@@ -16,8 +16,7 @@
 //   (QuantizedMatmulForm::kChannelScalesInGemm) as one cuBLASLt call like per-tensor fp8, the
 //   weight scales given to cuBLASLt as a vector (its outer-vector scale mode, lt_gemm.h) beside
 //   the activation scale repeated once per row (cuBLASLt has no algorithm for a vector beside
-//   one value), or (kChannelScalesAsAlpha) with the weight scales as cuBLASLt's alpha, one value
-//   per output column, beside the per-tensor activation scale: no vector to fill at run time.
+//   one value).
 // - explicit: the same step as its layers would run unfused -- dequantize kernels into the
 //   workspace, a cuBLASLt GEMM in the dequantized type with the epilogue, a quantize kernel --
 //   so the tactic timer measures fused against explicit.
@@ -76,7 +75,6 @@ struct QuantizedMatmulPlan {
 enum class QuantizedMatmulForm : uint8_t {
   kDefault,               // as above: per-channel fp8 weight scales in the epilogue kernel
   kChannelScalesInGemm,   // per-channel fp8 weight scales in cuBLASLt's GEMM (fp32 scales)
-  kChannelScalesAsAlpha,  // per-channel fp8 weight scales as cuBLASLt's alpha vector (fp32 scales)
 };
 
 // The plan for `step`, or kUnsupported naming the layer and what is not handled. `cc` is the
