@@ -13,7 +13,8 @@ are calibrated per output channel, or per tensor for a graph written with the su
 (`--graphs fp16,fp8_fp16,fp8_fp16:tensor`; the same graph, `calibrate --per-tensor-weights`), the
 form cuBLASLt's fp8 GEMM fuses whole (docs/quantization.md); the variant `fast` builds with
 `--fp8-fast-accumulation` (`fp8_fp16:tensor+fast`). Every engine's build log
-lines about Q/DQ layers that stayed explicit (docs/quantization.md) and about tactic candidates
+lines about Q/DQ layers that stayed explicit or unfused, or that the timer chose to run explicitly
+(docs/quantization.md), and about tactic candidates
 the timer skipped (with the reason) are kept with its row, and at
 --profile-batch every engine's steps are also timed alone (bench --profile-layers), so a missed
 target shows which layers stayed slow. torch.compile runs in scripts/torch-baseline.py, in the same
@@ -100,7 +101,7 @@ def markdown(report):
              "waited for; throughput: calls back to back.", ""]
     for model, m in report["models"].items():
         lines += [f"## {model}", "", "| graph | batch | latency ms | throughput ms | ratio (latency) | "
-                  "ratio (throughput) | build s | Q/DQ kept explicit |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+                  "ratio (throughput) | build s | Q/DQ explicit or unfused (log lines) |", "|---|---:|---:|---:|---:|---:|---:|---|"]
         for row in m["rows"]:
             if "error" in row:
                 lines.append(f"| {row['graph']} | {row['batch']} | FAILED: {row['error'][:160]} ||||||")
@@ -233,7 +234,7 @@ def time_batch(model, batch, report, write_now):
             # and every tactic candidate skipped, with cuDNN's or the timer's reason.
             plan_log = json.loads(run.call(f"inspect-{tag}", ["inspect", built["engine_path"], "--json"]))["build_log"]
             log = built["build_log"] + plan_log
-            row["explicit"] = [l for l in log if "kept explicit" in l or "not fused" in l]
+            row["explicit"] = [l for l in log if "kept explicit" in l or "not fused" in l or "Q/DQ run explicitly" in l]
             row["skipped"] = [l for l in plan_log if "skipped tactic" in l]
             bench = ["bench", "--engine", built["engine_path"], "--inputs", str(model.inputs_file), "--batch",
                      str(batch), "--iterations", str(args.iterations), "--json"]
