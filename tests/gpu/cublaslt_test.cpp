@@ -312,6 +312,28 @@ TEST(MatmulPlanTest, RefusesFp64AndNonLinearLayouts) {
   expect_refused(plan_matmul(extra->step), "epilogue input layout nhwc");
 }
 
+// fp8's modes (fast accumulation, outer-vector scales, an alpha vector) exist only for fp8
+// inputs: asked of another GEMM, LtGemm refuses them by name before any cuBLASLt call.
+TEST(MatmulPlanTest, TheFp8ModesAreRefusedForOtherInputs) {
+  const auto with = [](auto set) {
+    LtGemmDesc d;
+    d.input_type = d.output_type = DataType::kFloat16;
+    d.m = d.n = d.k = 16;
+    set(d);
+    return d;
+  };
+  const LtGemmDesc modes[] = {with([](LtGemmDesc& d) { d.fast_accumulation = true; }),
+                              with([](LtGemmDesc& d) { d.b_scale_per_column = d.a_scale_per_row = true; }),
+                              with([](LtGemmDesc& d) { d.alpha_per_column = true; })};
+  for (const LtGemmDesc& desc : modes) {
+    auto gemm = LtGemm::create(nullptr, desc);
+    ASSERT_FALSE(gemm.is_ok()) << desc.to_string();
+    EXPECT_EQ(gemm.status().code(), StatusCode::kInvalidArgument) << gemm.status().to_string();
+    EXPECT_NE(gemm.status().message().find("fp8 mode"), std::string::npos) << gemm.status().to_string();
+  }
+  EXPECT_NE(modes[2].to_string().find("alpha per column"), std::string::npos) << modes[2].to_string();
+}
+
 TEST(MatmulPlanTest, FamilyIsRegisteredForMatMul) {
   const TacticFamily* family = tactic_families().find("cublaslt.matmul");
   ASSERT_NE(family, nullptr);
