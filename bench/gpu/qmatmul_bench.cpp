@@ -260,9 +260,8 @@ std::string check_channel_scales(ChannelScales form, bool a_per_row, const RunCo
   desc.output_type = DataType::kFloat16;
   desc.m = m, desc.n = n, desc.k = k;
   desc.transpose_b = true;
-  desc.b_scale_per_column = form == ChannelScales::kVectors;
+  set_channel_scales(desc, form);
   desc.a_scale_per_row = a_per_row;
-  desc.alpha_per_column = form == ChannelScales::kAlpha;
   auto gemm = LtGemm::create(ctx.cublaslt, desc);
   if (!gemm.is_ok()) return "create: " + gemm.status().to_string();
   std::vector<float> a_scales(m), b_scales(n);
