@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backends/cuda/cublaslt/qmatmul_plan.h"
+#include "backends/cuda/cutlass/cutlass_families.h"
 #include "backends/cuda/planner.h"
 #include "backends/cuda/tactic_timer.h"
 #include "backends/registry.h"
@@ -240,6 +241,64 @@ TEST(QuantizedMatmulLowering, AReplayedFusedChoiceTheFamilyDoesNotTakeIsRefused)
     EXPECT_NE(initialized.message().find(part), std::string::npos) << "missing '" << part << "' in: " << initialized.to_string();
 }
 
+// "cutlass.qmatmul" (our sm90 kernels) takes fp16 products with fp32 scales, bias, residual and
+// activation, on compute capability 9.0 only, and refuses everything else naming the layer and
+// why, so cuBLASLt's paths run it. Its choices name a tile and replay exactly it. No GPU needed.
+TEST(QuantizedMatmulLowering, TheCutlassFamilyTakesFp16ProductsOnComputeCapability90Only) {
+  const cu::TacticFamily* family = cu::tactic_families().find("cutlass.qmatmul");
+  ASSERT_NE(family, nullptr);
+  const auto judge = [&](const Q& c, int cc) {
+    const Lowered l = lower(c, cc);
+    const cu::PlannedStep* planned = l.step_of("fc1");
+    EXPECT_NE(planned, nullptr) << c.params();
+    if (planned == nullptr) return Status(unsupported("no step"));
+    auto inst = cu::instantiate(l.net, *planned, l.desc);
+    EXPECT_TRUE(inst.is_ok()) << inst.status().to_string();
+    if (!inst.is_ok()) return inst.status();
+    cu::DeviceInfo device;
+    device.cc_major = cc / 10;
+    device.cc_minor = cc % 10;
+    return family->can_implement(*inst, device);
+  };
+  for (const Q& c : {Q::of(kI8, kF16, {32, 768}, 3072).per_output_channel().with_bias().then(ActivationKind::kGeluTanh),
+                     Q::of(kF8, kF16, {128, 768}, 768).stored_nk().with_bias().with_residual(),
+                     Q::of(kF8, kF16, {1, 64}, 32).per_output_channel()}) {
+    const Status taken = judge(c, 90);
+    EXPECT_TRUE(taken.is_ok()) << c.params() << ": " << taken.to_string();
+    const Status on_ada = judge(c, 89);
+    EXPECT_EQ(on_ada.code(), StatusCode::kUnsupported) << c.params();
+    EXPECT_NE(on_ada.message().find("compute capability 9.0 only"), std::string::npos) << on_ada.to_string();
+  }
+  const std::pair<Q, const char*> refused[] = {
+      {Q::of(kI8, kF32, {32, 64}, 32), "writes an fp16 product, not fp32"},
+      {Q::of(kF8, kBF16, {32, 64}, 48).with_bias(), "writes an fp16 product, not bf16"},
+      {Q::of(kF8, kF16, {32, 64}, 32).quantized_to(kI8), "quantized to int8"},
+      {Q::of(kI8, kF16, {32, 40}, 32), "K a multiple of 16 and N of 8"},
+  };
+  for (const auto& [c, reason] : refused) {
+    const Status s = judge(c, 90);
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << c.params();
+    EXPECT_NE(s.message().find(reason), std::string::npos) << c.params() << ": " << s.to_string();
+    EXPECT_NE(s.message().find("layer 'fc1'"), std::string::npos) << s.to_string();
+  }
+
+  const Lowered l = lower(Q::of(kI8, kF16, {32, 64}, 32), 90);
+  auto inst = cu::instantiate(l.net, *l.step_of("fc1"), l.desc);
+  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
+  for (const cu::Sm90GemmTile tile : cu::kSm90GemmTiles) {
+    const nlohmann::json choice = {{"tile", cu::sm90_gemm_tile_name(tile)}};
+    auto tactic = family->replay(*inst, choice);
+    ASSERT_TRUE(tactic.is_ok()) << tactic.status().to_string();
+    EXPECT_EQ((*tactic)->name(), std::string("cutlass.qmatmul#") + cu::sm90_gemm_tile_name(tile));
+    EXPECT_EQ((*tactic)->choice(), choice);
+  }
+  for (const nlohmann::json& bad : {nlohmann::json{{"tile", "huge_256x256"}}, nlohmann::json{{"rank", 0}}, nlohmann::json(3)}) {
+    auto tactic = family->replay(*inst, bad);
+    ASSERT_FALSE(tactic.is_ok()) << bad.dump();
+    EXPECT_NE(tactic.status().message().find("layer 'fc1'"), std::string::npos) << tactic.status().to_string();
+  }
+}
+
 // A fused fp8 choice records its accumulation mode, replays with it, and the mode exists only on
 // the fused path. No GPU needed: replay() only reads the choice.
 TEST(QuantizedMatmulLowering, AFastAccumulationChoiceReplaysWithItsModeOnTheFusedPathOnly) {
@@ -364,6 +423,9 @@ bool has_vector_form(const Q& c) {
   return c.quantized == kF8 && c.per_channel && !(c.bias && c.product == kF32);
 }
 
+// Whether a case's step is one "cutlass.qmatmul" takes on an H100/H200 (cutlass_families.h).
+bool takes_cutlass(const Q& c) { return c.product == kF16 && !c.requantize && c.k() % 16 == 0 && c.n % 8 == 0; }
+
 HostArray seeded_input(const Q& c) {
   NamedArrays inputs = seeded_inputs(network_of(c), 77, c.low(), c.high()).value();
   return std::move(inputs.at("x"));
@@ -388,7 +450,7 @@ Tolerance tolerance_of(DataType type, DataType quantized) {
 // (each DQ in fp32, as the reference computes it before rounding to T):
 //   rounding = |sum_k (round_T(DQ(x)) * round_T(DQ(w)) - d_k)|   the reference's operand rounding,
 //                                                                 computed exactly here
-//   product  = |sum_k d_k| + |bias[n]|                            where T's later roundings act
+//   product  = |sum_k d_k| + |bias[n]| + |residual[m,n]|          where T's later roundings act
 //   abs_sum  = sum_k |d_k|                                        for the fp32 effects
 // bound = atol + rtol*|ref| + slope * (rounding + 2u*product + a*abs_sum), u T's unit roundoff,
 // a = K*2^-24 for fp8 (cuBLASLt's fp32 accumulation), K*2^-13 for fp8 in cuBLASLt's fast
@@ -407,7 +469,9 @@ ProductBound product_bound_terms(const Q& c, const HostArray& x) {
   const Node* x_dq = nullptr;
   const Node* w_dq = nullptr;
   const Node* fc1 = nullptr;
+  const Node* residual = nullptr;  // with_residual: the constant added after the bias
   for (size_t i = 0; i < net.num_nodes(); ++i) {
+    if (net.node(i).name == "residual") residual = &net.node(i);
     if (net.node(i).name == "x_dq") x_dq = &net.node(i);
     if (net.node(i).name == "w_dq") w_dq = &net.node(i);
     if (net.node(i).name == "fc1") fc1 = &net.node(i);
@@ -449,7 +513,8 @@ ProductBound product_bound_terms(const Q& c, const HostArray& x) {
       }
       const size_t e = static_cast<size_t>(m * n + j);
       b.rounding[e] = std::fabs(rounding);
-      b.product[e] = std::fabs(product) + (bias_add != nullptr ? std::fabs(at(bias, j)) : 0.0);
+      b.product[e] = std::fabs(product) + (bias_add != nullptr ? std::fabs(at(bias, j)) : 0.0) +
+                     (residual != nullptr ? std::fabs(at(residual->constant->view, m * n + j)) : 0.0);
       b.abs_sum[e] = abs_sum;
     }
   return b;
@@ -652,6 +717,15 @@ void expect_every_candidate_matches_reference(const Q& c, bool fp8_fast_accumula
   expect_every_candidate_matches(
       l, *planned, "cublaslt.qmatmul", inputs, c.params() + (fp8_fast_accumulation ? " fast accumulation" : ""),
       [&](const HostArray& got) { return mismatch(c, x, got, ref, fp8_fast_accumulation); }, fp8_fast_accumulation, paths);
+  // Our own sm90 kernels, each tile, on the GPUs they are built for (fast accumulation is
+  // cuBLASLt's mode: they always accumulate as fp32 cuBLASLt does).
+  if (device->compute_capability() == 90 && takes_cutlass(c) && !fp8_fast_accumulation) {
+    std::vector<std::string> tiles;
+    for (const cu::Sm90GemmTile tile : cu::kSm90GemmTiles) tiles.push_back(std::string("#") + cu::sm90_gemm_tile_name(tile));
+    expect_every_candidate_matches(
+        l, *planned, "cutlass.qmatmul", inputs, c.params(), [&](const HostArray& got) { return mismatch(c, x, got, ref); },
+        false, tiles);
+  }
 }
 
 TEST_P(QuantizedMatmulOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
@@ -688,9 +762,13 @@ std::vector<Q> gpu_cases() {
       Q::of(kI8, kBF16, {1, 64}, 32).with_bias().then(gelu),
       Q::of(kI8, kF16, {2, 16, 64}, 32).stored_nk().per_output_channel().with_bias().quantized_to(kI8),
       Q::of(kI8, kF32, {32, 64}, 32).with_bias().then(relu).quantized_to(kF8),
-      // A BERT-base shape: [32 rows, 768] x [768, 3072].
+      // BERT-base shapes: [32 rows, 768] x [768, 3072]; a sequence of 128 through the FFN's
+      // second product and the attention output, each with its residual.
       Q::of(kI8, kF16, {32, 768}, 3072).per_output_channel().with_bias().then(gelu),
       Q::of(kF8, kF16, {32, 768}, 3072).with_bias().then(gelu),
+      Q::of(kI8, kF16, {128, 3072}, 768).stored_nk().per_output_channel().with_bias().with_residual(),
+      Q::of(kF8, kF16, {128, 768}, 768).stored_nk().per_output_channel().with_bias().with_residual(),
+      Q::of(kF8, kF16, {2, 64, 768}, 768).stored_nk().with_bias().with_residual().then(relu),
   };
 }
 

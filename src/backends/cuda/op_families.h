@@ -11,6 +11,7 @@
   X(Convolution, make_direct_conv_family())                        \
   X(Deconvolution, make_cudnn_conv_family(OpKind::kDeconvolution)) \
   X(Deconvolution, make_direct_conv_family())                      \
+  X(MatMul, make_cutlass_qmatmul_family())                         \
   X(MatMul, make_cublaslt_qmatmul_family())                        \
   X(MatMul, make_cublaslt_matmul_family())                         \
   X(Elementwise, make_pointwise_family())                          \

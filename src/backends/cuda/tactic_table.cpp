@@ -5,6 +5,7 @@
 #include "backends/cuda/cublaslt/cublaslt_families.h"
 #include "backends/cuda/cuda_tactic.h"
 #include "backends/cuda/cudnn/conv_families.h"
+#include "backends/cuda/cutlass/cutlass_families.h"
 #include "backends/cuda/kernels/data_movement_families.h"
 #include "backends/cuda/kernels/pointwise_families.h"
 #include "backends/cuda/op_families.h"

@@ -2,10 +2,11 @@
 // "Q/DQ fusion"), as a network: shared by the op-harness cases (cuda vs the CPU reference) and
 // the GPU tests that also check how it was planned.
 //
-//   y = [Q(., sy)]( act( DQ(x_q, sx) · DQ(w_q, sw) [+ bias] ) )      the matmul is named "fc1"
+//   y = [Q(., sy)]( act( DQ(x_q, sx) · DQ(w_q, sw) [+ bias] [+ residual] ) )   the matmul is "fc1"
 //
 // x_q is the network input "x" ([rows, K] or [batch, rows, K]); w_q is a seeded constant [K, N]
-// (or [N, K] read with transpose_b); sw is per-tensor or per output channel (N values).
+// (or [N, K] read with transpose_b); sw is per-tensor or per output channel (N values); the
+// residual is a seeded constant of the product's shape and type (a constant "residual").
 #pragma once
 
 #include <fmt/format.h>
@@ -28,6 +29,7 @@ struct QuantizedMatmulCase {
   bool weight_nk = false;  // w_q stored [N, K] and read with transpose_b (else [K, N])
   bool per_channel = false;
   bool bias = false;
+  bool residual = false;
   std::optional<ActivationKind> activation;  // relu or gelu_tanh
   bool requantize = false;
   DataType output = DataType::kInt8;  // of the trailing quantize
@@ -44,6 +46,7 @@ struct QuantizedMatmulCase {
   QuantizedMatmulCase stored_nk() const { return with([](auto& c) { c.weight_nk = true; }); }
   QuantizedMatmulCase per_output_channel() const { return with([](auto& c) { c.per_channel = true; }); }
   QuantizedMatmulCase with_bias() const { return with([](auto& c) { c.bias = true; }); }
+  QuantizedMatmulCase with_residual() const { return with([](auto& c) { c.residual = true; }); }
   QuantizedMatmulCase then(ActivationKind kind) const { return with([&](auto& c) { c.activation = kind; }); }
   QuantizedMatmulCase quantized_to(DataType type) const {
     return with([&](auto& c) {
@@ -54,8 +57,9 @@ struct QuantizedMatmulCase {
 
   int64_t k() const { return x.back(); }
   std::string params() const {
-    return fmt::format("{} {} x{} n{}{}{}{}{}{}", data_type_name(quantized), data_type_name(product), Dims(x).to_string(), n,
+    return fmt::format("{} {} x{} n{}{}{}{}{}{}{}", data_type_name(quantized), data_type_name(product), Dims(x).to_string(), n,
                        weight_nk ? " w[n,k]" : "", per_channel ? " per-channel" : " per-tensor", bias ? " bias" : "",
+                       residual ? " residual" : "",
                        activation ? fmt::format(" {}", enum_name(*activation)) : std::string(),
                        requantize ? fmt::format(" q {}", data_type_name(output)) : std::string());
   }
@@ -86,6 +90,11 @@ struct QuantizedMatmulCase {
     const Tensor wd = net.dequantize(w_q, sw, DequantizeAttributes().set_output_type(product).set_axis(weight_nk ? 0 : 1).set_name("w_dq"));
     Tensor y = net.matmul(xd, wd, MatMulAttributes().set_transpose_b(weight_nk).set_name("fc1"));
     if (bias) y = net.add(y, net.add_constant(random_array(product, Dims({n}), 13, -0.5, 0.5)));
+    if (residual) {
+      std::vector<int64_t> shape(x.begin(), x.end() - 1);
+      shape.push_back(n);
+      y = net.add(y, net.add_constant(random_array(product, Dims(shape), 14, -0.5, 0.5), "residual"));
+    }
     if (activation) y = net.activation(y, ActivationAttributes().set_kind(*activation));
     if (requantize) y = net.quantize(y, scalar(output == DataType::kInt8 ? 0.02 : 0.01),
                                       QuantizeAttributes().set_output_type(output).set_name("y_q"));

@@ -1,0 +1,137 @@
+// What CUTLASS's sm90 int8 GEMM gives at BERT-base's shapes with its plain epilogue
+// (d = alpha · acc as fp16) beside our Q/DQ epilogue kernels (sm90_qgemm.h), so that a slow
+// kernel can be traced to its mainloop configuration or to its epilogue. Medians of CUDA-event
+// times after warm-up, each kernel launched with its parameters built once.
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cutlass/sm90_qgemm.h"
+
+namespace {
+
+using namespace cute;
+using tensoracle::backends::cuda::QuantizedActivation;
+using tensoracle::backends::cuda::Sm90GemmTile;
+using tensoracle::backends::cuda::Sm90QuantizedGemm;
+using tensoracle::backends::cuda::Sm90QuantizedGemmArgs;
+
+constexpr int kWarmup = 10, kTimed = 50;
+
+template <class TileShape, class ClusterShape>
+struct PlainInt8Gemm {
+  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      cutlass::epilogue::collective::EpilogueTileAuto, int32_t, float, void, cutlass::layout::RowMajor, 8, cutlass::half_t,
+      cutlass::layout::RowMajor, 8, cutlass::epilogue::TmaWarpSpecializedCooperative>::CollectiveOp;
+  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, int8_t, cutlass::layout::RowMajor, 16, int8_t,
+      cutlass::layout::ColumnMajor, 16, int32_t, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>,
+      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+
+  // Builds the launch for d[m, n] = acc / 1000 (fp16) and returns it; false when CUTLASS refuses.
+  static std::function<bool(cudaStream_t)> launch(int m, int n, int k, const int8_t* a, const int8_t* b, cutlass::half_t* d,
+                                                 int sm_count) {
+    auto gemm = std::make_shared<Gemm>();
+    typename Gemm::Arguments args;
+    args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+    args.problem_shape = {m, n, k, 1};
+    args.mainloop = {a, make_stride(int64_t(k), _1{}, int64_t(m) * k), b, make_stride(int64_t(k), _1{}, int64_t(n) * k)};
+    args.epilogue.thread.alpha = 1e-3f;
+    args.epilogue.thread.beta = 0.0f;
+    args.epilogue.ptr_D = d;
+    args.epilogue.dD = make_stride(int64_t(n), _1{}, int64_t(m) * n);
+    args.epilogue.dC = args.epilogue.dD;
+    args.hw_info.sm_count = sm_count;
+    if (gemm->can_implement(args) != cutlass::Status::kSuccess || Gemm::get_workspace_size(args) != 0 ||
+        gemm->initialize(args, nullptr) != cutlass::Status::kSuccess)
+      return {};
+    return [gemm](cudaStream_t stream) { return gemm->run(stream) == cutlass::Status::kSuccess; };
+  }
+};
+
+double median_ms(const std::function<bool(cudaStream_t)>& run, cudaStream_t stream, cudaEvent_t begin, cudaEvent_t end) {
+  std::vector<double> times;
+  for (int i = 0; i < kWarmup + kTimed; ++i) {
+    cudaEventRecord(begin, stream);
+    if (!run(stream)) return -1;
+    cudaEventRecord(end, stream);
+    cudaEventSynchronize(end);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, begin, end);
+    if (i >= kWarmup) times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  return cudaGetLastError() == cudaSuccess ? times[times.size() / 2] : -1;
+}
+
+}  // namespace
+
+int main() {
+  int sm_count = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t begin = nullptr, end = nullptr;
+  if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
+      cudaStreamCreate(&stream) != cudaSuccess || cudaEventCreate(&begin) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess) {
+    std::fprintf(stderr, "sm90_gemm_probe_bench: no GPU\n");
+    return 1;
+  }
+  struct Shape3 { const char* name; int m, n, k; };
+  const Shape3 shapes[] = {{"qkv", 4096, 2304, 768}, {"ffn_up", 4096, 3072, 768}, {"ffn_down", 4096, 768, 3072},
+                           {"qkv b1", 128, 2304, 768}};
+  const size_t max_elems = size_t(4096) * 3072;
+  int8_t *a = nullptr, *b = nullptr;
+  cutlass::half_t *d = nullptr, *bias = nullptr;
+  float* scales = nullptr;
+  if (cudaMalloc(&a, max_elems) != cudaSuccess || cudaMalloc(&b, max_elems) != cudaSuccess ||
+      cudaMalloc(&d, max_elems * 2) != cudaSuccess || cudaMalloc(&bias, 4096 * 2) != cudaSuccess ||
+      cudaMalloc(&scales, 4096 * 4) != cudaSuccess) {
+    std::fprintf(stderr, "sm90_gemm_probe_bench: out of memory\n");
+    return 1;
+  }
+  cudaMemset(a, 1, max_elems);
+  cudaMemset(b, 2, max_elems);
+  cudaMemset(bias, 0, 4096 * 2);
+  cudaMemset(scales, 0, 4096 * 4);
+  std::printf("sm90_gemm_probe_bench: int8 GEMMs, fp16 out, median ms of %d after %d warm-up\n", kTimed, kWarmup);
+  int status = 0;
+  for (const Shape3& s : shapes) {
+    std::string line = std::string(s.name) + " " + std::to_string(s.m) + "x" + std::to_string(s.k) + "->" + std::to_string(s.n) + ":";
+    const auto report = [&](const char* label, const std::function<bool(cudaStream_t)>& run) {
+      const double ms = run ? median_ms(run, stream, begin, end) : -1;
+      if (ms < 0) status = 1;
+      char cell[96];
+      std::snprintf(cell, sizeof cell, " | %s %s", label, ms < 0 ? "FAILED" : (std::to_string(ms).substr(0, 6) + " ms").c_str());
+      line += cell;
+    };
+    report("plain 128x128 1x1", PlainInt8Gemm<Shape<_128, _128, _128>, Shape<_1, _1, _1>>::launch(s.m, s.n, s.k, a, b, d, sm_count));
+    report("plain 128x256 1x1", PlainInt8Gemm<Shape<_128, _256, _128>, Shape<_1, _1, _1>>::launch(s.m, s.n, s.k, a, b, d, sm_count));
+    report("plain 128x128 2x1", PlainInt8Gemm<Shape<_128, _128, _128>, Shape<_2, _1, _1>>::launch(s.m, s.n, s.k, a, b, d, sm_count));
+    for (const QuantizedActivation act : {QuantizedActivation::kNone, QuantizedActivation::kGeluErf}) {
+      Sm90QuantizedGemm gemm;
+      gemm.tile = Sm90GemmTile::kCooperative128x128;
+      std::shared_ptr<tensoracle::backends::cuda::Sm90QuantizedGemmLauncher> launcher =
+          tensoracle::backends::cuda::make_sm90_quantized_gemm_launcher(gemm);
+      Sm90QuantizedGemmArgs args;
+      args.m = s.m, args.n = s.n, args.k = s.k, args.a = a, args.b = b, args.d = d, args.a_scale = scales;
+      args.b_scale = scales, args.b_per_channel = true, args.bias = bias, args.activation = act, args.sm_count = sm_count;
+      report(act == QuantizedActivation::kNone ? "ours 128x128" : "ours 128x128 gelu_erf",
+             [launcher, args](cudaStream_t stream) { return launcher->launch(args, nullptr, 0, stream) == cudaSuccess; });
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+  return status;
+}
