@@ -24,17 +24,22 @@ namespace fusion = cutlass::epilogue::fusion;
 // What the compute node reads at run time besides its inputs.
 struct EpilogueParams {
   int activation = 0;  // QuantizedActivation
+  bool bias = false;   // a bias input (else the broadcast gives zeros, and no rounding is due)
 };
 
 // The epilogue of the reference's layers (qmatmul_epilogue.cu computes the same in fp64): each
-// layer's result rounded to the product type, the arithmetic between in fp32.
+// layer's result rounded to the product type, the arithmetic between in fp32. The roundings run
+// on whole fragments: the array converters convert two values an instruction.
 template <class Product>
 struct QuantizedEpilogue {
   template <class T>  // cutlass::Array<float, N> (and float, where CUTLASS asks for Arguments)
   struct Fn {
     using Arguments = EpilogueParams;
 
-    CUTLASS_DEVICE static float round(float x) { return static_cast<float>(Product(x)); }
+    CUTLASS_DEVICE static T round(T const& x) {
+      constexpr int N = T::kElements;
+      return cutlass::NumericArrayConverter<float, Product, N>{}(cutlass::NumericArrayConverter<Product, float, N>{}(x));
+    }
 
     CUTLASS_DEVICE static float activate(float p, int activation) {
       constexpr float kSqrt2OverPi = 0.79788456080286535588f, kSqrtHalf = 0.70710678118654752440f;
@@ -49,16 +54,26 @@ struct QuantizedEpilogue {
 
     CUTLASS_DEVICE T apply(T const& acc, T const& sa, T const& sb, T const& bias, T const* residual,
                            Arguments const& args) const {
-      T out;
+      T p;
       CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < T::kElements; ++i) {
-        float p = round(acc[i] * sa[i] * sb[i]);
-        p = round(p + bias[i]);  // a bias of 0 (none) leaves p as it is
-        if (residual) p = round(p + (*residual)[i]);
-        if (args.activation != 0) p = round(activate(p, args.activation));
-        out[i] = p;
+      for (int i = 0; i < T::kElements; ++i) p[i] = acc[i] * sa[i] * sb[i];
+      p = round(p);
+      if (args.bias) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < T::kElements; ++i) p[i] += bias[i];
+        p = round(p);
       }
-      return out;
+      if (residual) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < T::kElements; ++i) p[i] += (*residual)[i];
+        p = round(p);
+      }
+      if (args.activation != 0) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < T::kElements; ++i) p[i] = activate(p[i], args.activation);
+        p = round(p);
+      }
+      return p;
     }
     CUTLASS_DEVICE T operator()(T const& acc, T const& sa, T const& sb, T const& bias, Arguments const& args) const {
       return apply(acc, sa, sb, bias, nullptr, args);
@@ -130,7 +145,7 @@ struct Kernel {
     get<1>(tree) = {{1.0f}, {a.a_scale}, {}};
     get<2>(tree) = {a.b_scale, 1.0f, {_0{}, a.b_per_channel, int64_t(0)}};
     get<3>(tree) = {static_cast<const Product*>(a.bias), Product(0.0f), {}};
-    get<kResidual ? 5 : 4>(tree) = EpilogueParams{static_cast<int>(a.activation)};
+    get<kResidual ? 5 : 4>(tree) = EpilogueParams{static_cast<int>(a.activation), a.bias != nullptr};
     if constexpr (kResidual) args.epilogue.ptr_C = static_cast<const Product*>(a.residual);
     args.epilogue.dC = stride_c;
     args.epilogue.ptr_D = static_cast<Product*>(a.d);
