@@ -65,6 +65,14 @@ struct FamilyTraits {
   std::vector<size_t> bshd_inputs;
   bool bshd_output = false;
 
+  // A family of Q/DQ-fused products: an epilogue and the quantize/dequantize layers around it.
+  static FamilyTraits quantized_product() {
+    FamilyTraits t;
+    t.epilogue = true;
+    t.quantize_fusion = true;
+    return t;
+  }
+
   // Adds everything `other` declares.
   void merge(const FamilyTraits& other);
   // Whether these traits declare every kind of quantize/dequantize layer `step` computes: a

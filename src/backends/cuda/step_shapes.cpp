@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/errors.h"
+
 namespace tensoracle::backends::cuda {
 
 StepShapes StepShapes::of(const StepInstance& step) {
@@ -36,6 +38,11 @@ std::string StepShapes::key() const {
   for (const Dims& d : shapes) k += d.to_string() + ";";
   for (Layout l : layouts) k += layout_name(l), k += ";";
   return k;
+}
+
+Status not_prepared_for(const StepInstance& step, const std::string& tactic) {
+  return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
+                    step.anchor.node.name, tactic);
 }
 
 }  // namespace tensoracle::backends::cuda

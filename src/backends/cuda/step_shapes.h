@@ -23,4 +23,8 @@ struct StepShapes {
   std::string key() const;
 };
 
+// run()'s refusal of a step its tactic did not prepare for (not initialized, or at other
+// shapes): kFailedPrecondition naming the layer and the tactic.
+Status not_prepared_for(const StepInstance& step, const std::string& tactic);
+
 }  // namespace tensoracle::backends::cuda

@@ -84,9 +84,7 @@ class MatmulTactic final : public CudaTactic {
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!initialized_ || !shapes_.matches(step))
-      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
-                        step.anchor.node.name, name());
+    if (!initialized_ || !shapes_.matches(step)) return not_prepared_for(step, name());
     switch (plan_.kind) {
       case MatmulPlan::Kind::kEmpty: return Status::ok();
       case MatmulPlan::Kind::kZeroFill: {

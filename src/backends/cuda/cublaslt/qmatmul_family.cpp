@@ -138,9 +138,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!gemm_ || !shapes_.matches(step))
-      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
-                        step.anchor.node.name, name());
+    if (!gemm_ || !shapes_.matches(step)) return not_prepared_for(step, name());
     TO_ASSERT(buffers.workspace_bytes >= scratch_.total() && !buffers.outputs.empty() &&
               std::max({plan_.a_data, plan_.a_scale, plan_.b_data, plan_.b_scale, plan_.y_scale}) < buffers.inputs.size() &&
               std::max(plan_.dequantized.bias_input, plan_.dequantized.residual_input) <
@@ -286,12 +284,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
 class QuantizedMatmulFamily final : public TacticFamily {
  public:
   std::string name() const override { return kFamilyName; }
-  FamilyTraits traits(const Node&) const override {
-    FamilyTraits t;
-    t.epilogue = true;
-    t.quantize_fusion = true;
-    return t;
-  }
+  FamilyTraits traits(const Node&) const override { return FamilyTraits::quantized_product(); }
 
   Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
     TO_ASSIGN_OR_RETURN(const QuantizedMatmulPlan plan, plan_quantized_matmul(step, device.compute_capability()));

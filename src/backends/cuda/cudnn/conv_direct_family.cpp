@@ -3,6 +3,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cudnn/conv_epilogue.h"
 #include "backends/cuda/cudnn/conv_families.h"
+#include "backends/cuda/step_shapes.h"
 #include "core/errors.h"
 
 namespace tensoracle::backends::cuda {
@@ -27,8 +28,7 @@ class DirectConvTactic final : public CudaTactic {
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
     if (!initialized_ || step.anchor.outputs.empty() || step.anchor.inputs.empty() || !step.anchor.inputs[0] ||
         step.anchor.outputs[0].shape != y_shape_ || step.anchor.inputs[0]->shape != x_shape_)
-      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
-                        step.anchor.node.name, name());
+      return not_prepared_for(step, name());
     const ConvProblem& p = problem_;
     TO_RETURN_IF_ERROR(check_buffer_layouts(step, p, epilogue_, buffers));  // x, w and y are there
     const DirectConvLaunch a = direct_conv_launch(p, buffers.inputs[0].data, buffers.inputs[1].data,

@@ -187,9 +187,7 @@ class CudnnConvTactic final : public CudaTactic {
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!active_ || active_->handle != ctx.cudnn || !active_->shapes.matches(step))
-      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
-                        step.anchor.node.name, name());
+    if (!active_ || active_->handle != ctx.cudnn || !active_->shapes.matches(step)) return not_prepared_for(step, name());
     Prepared& p = *active_;
     if (!p.graph) return Status::ok();
     TO_RETURN_IF_ERROR(check_buffer_layouts(step, p.problem, p.epilogue, buffers));  // every buffer is there

@@ -177,9 +177,7 @@ class QuantizedConvTactic final : public CudaTactic {
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!active_ || active_->handle != ctx.cudnn || !active_->shapes.matches(step))
-      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
-                        step.anchor.node.name, name());
+    if (!active_ || active_->handle != ctx.cudnn || !active_->shapes.matches(step)) return not_prepared_for(step, name());
     Prepared& p = *active_;
     const QuantizedConvPlan& plan = p.plan;
     TO_RETURN_IF_ERROR(check_buffer_layouts(step, plan.problem, plan.epilogue, buffers));

@@ -81,9 +81,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
   }
 
   Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
-    if (!initialized_ || !shapes_.matches(step))
-      return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before initialize() for these shapes",
-                        step.anchor.node.name, name());
+    if (!initialized_ || !shapes_.matches(step)) return not_prepared_for(step, name());
     const int bias = plan_.dequantized.bias_input, residual = plan_.dequantized.residual_input;
     TO_ASSERT(!buffers.outputs.empty() &&
               std::max({plan_.a_data, plan_.a_scale, plan_.b_data, plan_.b_scale}) < buffers.inputs.size() &&
@@ -116,12 +114,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
 class Sm90QuantizedMatmulFamily final : public TacticFamily {
  public:
   std::string name() const override { return kFamilyName; }
-  FamilyTraits traits(const Node&) const override {
-    FamilyTraits t;
-    t.epilogue = true;
-    t.quantize_fusion = true;
-    return t;
-  }
+  FamilyTraits traits(const Node&) const override { return FamilyTraits::quantized_product(); }
 
   Status can_implement(const StepInstance& step, const DeviceInfo& device) const override {
     TO_ASSIGN_OR_RETURN(const QuantizedMatmulPlan plan, plan_of(step, device.compute_capability()));
