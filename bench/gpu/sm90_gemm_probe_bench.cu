@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/cutlass/sm90_qgemm.h"
@@ -27,12 +29,17 @@ using tensoracle::backends::cuda::Sm90QuantizedGemmArgs;
 
 constexpr int kWarmup = 10, kTimed = 50;
 
-template <class TileShape, class ClusterShape>
+using PlainEpilogue = cutlass::epilogue::fusion::LinearCombination<cutlass::half_t, float, void, float>;
+// The same with a bias per column loaded in the epilogue: what a vector read costs each tile.
+using BiasEpilogue = cutlass::epilogue::fusion::LinCombPerColBias<cutlass::half_t, float, cutlass::half_t, void, float>;
+
+template <class TileShape, class ClusterShape, class Fusion = PlainEpilogue>
 struct PlainInt8Gemm {
+  static constexpr bool kBias = !std::is_same_v<Fusion, PlainEpilogue>;
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, int32_t, float, void, cutlass::layout::RowMajor, 8, cutlass::half_t,
-      cutlass::layout::RowMajor, 8, cutlass::epilogue::TmaWarpSpecializedCooperative>::CollectiveOp;
+      cutlass::layout::RowMajor, 8, cutlass::epilogue::TmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, int8_t, cutlass::layout::RowMajor, 16, int8_t,
       cutlass::layout::ColumnMajor, 16, int32_t, TileShape, ClusterShape,
@@ -43,7 +50,7 @@ struct PlainInt8Gemm {
 
   // Builds the launch for d[m, n] = acc / 1000 (fp16) and returns it; false when CUTLASS refuses.
   static std::function<bool(cudaStream_t)> launch(int m, int n, int k, const int8_t* a, const int8_t* b, cutlass::half_t* d,
-                                                 int sm_count) {
+                                                 int sm_count, const cutlass::half_t* bias = nullptr) {
     auto gemm = std::make_shared<Gemm>();
     typename Gemm::Arguments args;
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
@@ -51,6 +58,7 @@ struct PlainInt8Gemm {
     args.mainloop = {a, make_stride(int64_t(k), _1{}, int64_t(m) * k), b, make_stride(int64_t(k), _1{}, int64_t(n) * k)};
     args.epilogue.thread.alpha = 1e-3f;
     args.epilogue.thread.beta = 0.0f;
+    if constexpr (kBias) args.epilogue.thread.bias_ptr = bias;
     args.epilogue.ptr_D = d;
     args.epilogue.dD = make_stride(int64_t(n), _1{}, int64_t(m) * n);
     args.epilogue.dC = args.epilogue.dD;
@@ -119,16 +127,21 @@ int main() {
     report("plain 128x128 1x1", PlainInt8Gemm<Shape<_128, _128, _128>, Shape<_1, _1, _1>>::launch(s.m, s.n, s.k, a, b, d, sm_count));
     report("plain 128x256 1x1", PlainInt8Gemm<Shape<_128, _256, _128>, Shape<_1, _1, _1>>::launch(s.m, s.n, s.k, a, b, d, sm_count));
     report("plain 128x128 2x1", PlainInt8Gemm<Shape<_128, _128, _128>, Shape<_2, _1, _1>>::launch(s.m, s.n, s.k, a, b, d, sm_count));
-    for (const QuantizedActivation act : {QuantizedActivation::kNone, QuantizedActivation::kGeluErf}) {
+    report("plain 128x128 + bias",
+           PlainInt8Gemm<Shape<_128, _128, _128>, Shape<_1, _1, _1>, BiasEpilogue>::launch(s.m, s.n, s.k, a, b, d, sm_count, bias));
+    for (const auto& [tile, act, label] :
+         {std::tuple{Sm90GemmTile::kCooperative128x128, QuantizedActivation::kNone, "ours coop 128x128"},
+          std::tuple{Sm90GemmTile::kCooperative128x128, QuantizedActivation::kGeluErf, "ours coop 128x128 gelu_erf"},
+          std::tuple{Sm90GemmTile::kPingpong128x128, QuantizedActivation::kNone, "ours pingpong 128x128"},
+          std::tuple{Sm90GemmTile::kPingpong128x128, QuantizedActivation::kGeluErf, "ours pingpong 128x128 gelu_erf"}}) {
       Sm90QuantizedGemm gemm;
-      gemm.tile = Sm90GemmTile::kCooperative128x128;
+      gemm.tile = tile;
       std::shared_ptr<tensoracle::backends::cuda::Sm90QuantizedGemmLauncher> launcher =
           tensoracle::backends::cuda::make_sm90_quantized_gemm_launcher(gemm);
       Sm90QuantizedGemmArgs args;
       args.m = s.m, args.n = s.n, args.k = s.k, args.a = a, args.b = b, args.d = d, args.a_scale = scales;
       args.b_scale = scales, args.b_per_channel = true, args.bias = bias, args.activation = act, args.sm_count = sm_count;
-      report(act == QuantizedActivation::kNone ? "ours 128x128" : "ours 128x128 gelu_erf",
-             [launcher, args](cudaStream_t stream) { return launcher->launch(args, nullptr, 0, stream) == cudaSuccess; });
+      report(label, [launcher, args](cudaStream_t stream) { return launcher->launch(args, nullptr, 0, stream) == cudaSuccess; });
     }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);

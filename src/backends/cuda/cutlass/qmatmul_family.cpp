@@ -1,7 +1,9 @@
 // Family "cutlass.qmatmul" (cutlass_families.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cutlass/cutlass_families.h"
@@ -124,13 +126,14 @@ class Sm90QuantizedMatmulFamily final : public TacticFamily {
     return Status::ok();
   }
 
-  // Both tiles from a limit of 4, one (the one for the number of rows) at 2 or 3, none at 1: an
-  // untimed build (optimization level 0) runs cuBLASLt's fused path, the next family's guess.
+  // Half the limit in tiles (all from 6), one (the one for the number of rows) at 2 or 3, none at
+  // 1: an untimed build (optimization level 0) runs cuBLASLt's fused path, the next family's guess.
   Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
                                                               int limit) const override {
     std::vector<std::unique_ptr<CudaTactic>> out;
     if (limit < 2) return out;
     std::vector<Sm90GemmTile> tiles(std::begin(kSm90GemmTiles), std::end(kSm90GemmTiles));
+    if (limit >= 4) tiles.resize(std::min(tiles.size(), static_cast<size_t>(limit / 2)));
     if (limit < 4) {
       auto plan = plan_of(step, 90);
       const bool many_rows = plan.is_ok() && plan->rows >= 1024;
@@ -152,8 +155,10 @@ class Sm90QuantizedMatmulFamily final : public TacticFamily {
     if (tile != choice.end() && tile->is_string())
       for (const Sm90GemmTile t : kSm90GemmTiles)
         if (*tile == sm90_gemm_tile_name(t)) return std::unique_ptr<CudaTactic>(std::make_unique<Sm90QuantizedMatmulTactic>(t));
-    return invalid_argument("layer '{}': {} choice {} needs \"tile\": \"{}\" or \"{}\"", step.anchor.node.name, kFamilyName,
-                            choice.dump(), sm90_gemm_tile_name(kSm90GemmTiles[0]), sm90_gemm_tile_name(kSm90GemmTiles[1]));
+    std::vector<std::string> names;
+    for (const Sm90GemmTile t : kSm90GemmTiles) names.push_back(fmt::format("\"{}\"", sm90_gemm_tile_name(t)));
+    return invalid_argument("layer '{}': {} choice {} needs \"tile\": one of {}", step.anchor.node.name, kFamilyName,
+                            choice.dump(), fmt::join(names, ", "));
   }
 };
 

@@ -8,6 +8,7 @@ const char* sm90_gemm_tile_name(Sm90GemmTile tile) {
   switch (tile) {
     case Sm90GemmTile::kCooperative128x128: return "cooperative_128x128";
     case Sm90GemmTile::kPingpong64x128: return "pingpong_64x128";
+    case Sm90GemmTile::kPingpong128x128: return "pingpong_128x128";
   }
   return "?";
 }

@@ -101,7 +101,7 @@ struct EpilogueTree {
 template <class Input, class Product, bool kResidual, Sm90GemmTile kTile>
 struct Kernel {
   static constexpr bool kCooperative = kTile == Sm90GemmTile::kCooperative128x128;
-  using TileShape = std::conditional_t<kCooperative, Shape<_128, _128, _128>, Shape<_64, _128, _128>>;
+  using TileShape = std::conditional_t<kTile == Sm90GemmTile::kPingpong64x128, Shape<_64, _128, _128>, Shape<_128, _128, _128>>;
   using ClusterShape = Shape<_1, _1, _1>;
   using MainloopSchedule = std::conditional_t<kCooperative, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                               cutlass::gemm::KernelTmaWarpSpecializedPingpong>;
@@ -209,6 +209,9 @@ bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
         return true;
       case Sm90GemmTile::kPingpong64x128:
         f(Kernel<Input, cutlass::half_t, kResidual, Sm90GemmTile::kPingpong64x128>{});
+        return true;
+      case Sm90GemmTile::kPingpong128x128:
+        f(Kernel<Input, cutlass::half_t, kResidual, Sm90GemmTile::kPingpong128x128>{});
         return true;
     }
     return false;

@@ -25,8 +25,11 @@ namespace tensoracle::backends::cuda {
 enum class Sm90GemmTile : uint8_t {
   kCooperative128x128,  // two consumer warp groups on one 128x128 tile: large M
   kPingpong64x128,      // two 64x128 tiles in turn: small M, more tiles for the SMs
+  kPingpong128x128,     // two 128x128 tiles in turn: one warp group's epilogue hides behind the
+                        // other's mainloop
 };
-inline constexpr Sm90GemmTile kSm90GemmTiles[] = {Sm90GemmTile::kCooperative128x128, Sm90GemmTile::kPingpong64x128};
+inline constexpr Sm90GemmTile kSm90GemmTiles[] = {Sm90GemmTile::kCooperative128x128, Sm90GemmTile::kPingpong64x128,
+                                                  Sm90GemmTile::kPingpong128x128};
 const char* sm90_gemm_tile_name(Sm90GemmTile tile);
 
 enum class QuantizedActivation : uint8_t { kNone, kRelu, kGeluTanh, kGeluErf };
