@@ -270,9 +270,10 @@ TEST(QuantizedMatmulLowering, TheCutlassFamilyTakesFp16ProductsOnComputeCapabili
     EXPECT_NE(on_ada.message().find("compute capability 9.0 only"), std::string::npos) << on_ada.to_string();
   }
   const std::pair<Q, const char*> refused[] = {
-      {Q::of(kI8, kF32, {32, 64}, 32), "writes an fp16 product, not fp32"},
-      {Q::of(kF8, kBF16, {32, 64}, 48).with_bias(), "writes an fp16 product, not bf16"},
-      {Q::of(kF8, kF16, {32, 64}, 32).quantized_to(kI8), "quantized to int8"},
+      {Q::of(kI8, kF32, {32, 64}, 32), "computes an fp16 product, not fp32"},
+      {Q::of(kF8, kBF16, {32, 64}, 48).with_bias(), "computes an fp16 product, not bf16"},
+      {Q::of(kF8, kF16, {32, 64}, 32).quantized_to(kI8), "quantizes it to its operands' type (fp8e4m3), not int8"},
+      {Q::of(kI8, kF16, {32, 64}, 40).quantized_to(kI8), "N of 16"},
       {Q::of(kI8, kF16, {32, 40}, 32), "K a multiple of 16 and N of 8"},
   };
   for (const auto& [c, reason] : refused) {
@@ -296,6 +297,23 @@ TEST(QuantizedMatmulLowering, TheCutlassFamilyTakesFp16ProductsOnComputeCapabili
     auto tactic = family->replay(*inst, bad);
     ASSERT_FALSE(tactic.is_ok()) << bad.dump();
     EXPECT_NE(tactic.status().message().find("layer 'fc1'"), std::string::npos) << tactic.status().to_string();
+  }
+}
+
+// BERT's FFN up: cuBLASLt's GELU is the tanh form, so on a GPU without our sm90 kernels the erf
+// GELU and the quantize after it stay steps of their own and the log says why; on compute
+// capability 9.0 our kernels take both, and the product's step writes the quantized codes.
+TEST(QuantizedMatmulLowering, AnErfGeluAndItsQuantizeFuseIntoTheProductWhereOurKernelsRun) {
+  for (const DataType format : {kI8, kF8}) {
+    const Q c = Q::of(format, kF16, {32, 768}, 3072).stored_nk().with_bias().then(ActivationKind::kGeluErf).quantized_to(format);
+    const Lowered hopper = lower(c, 90);
+    EXPECT_EQ(hopper.layers_of("fc1").size(), 6u) << c.params() << ": " << ::testing::PrintToString(hopper.layers_of("fc1"))
+                                                  << joined(hopper.log);
+    EXPECT_TRUE(contains(hopper.layers_of("fc1"), "y_q")) << joined(hopper.log);
+    const Lowered ada = lower(c, 89);
+    EXPECT_EQ(ada.layers_of("fc1").size(), 4u) << c.params() << ": " << ::testing::PrintToString(ada.layers_of("fc1"));
+    EXPECT_TRUE(ada.logged("gelu_erf is not its GELU")) << joined(ada.log);
+    EXPECT_TRUE(ada.logged("compute capability 9.0 only")) << joined(ada.log);
   }
 }
 
@@ -424,7 +442,14 @@ bool has_vector_form(const Q& c) {
 }
 
 // Whether a case's step is one "cutlass.qmatmul" takes on an H100/H200 (cutlass_families.h).
-bool takes_cutlass(const Q& c) { return c.product == kF16 && !c.requantize && c.k() % 16 == 0 && c.n % 8 == 0; }
+bool takes_cutlass(const Q& c) {
+  if (c.product != kF16 || c.k() % 16 != 0) return false;
+  return c.requantize ? c.output == c.quantized && !c.residual && c.n % 16 == 0 : c.n % 8 == 0;
+}
+
+// Whether only "cutlass.qmatmul" runs a case's step on a GPU of compute capability `cc`: a gelu_erf
+// (not cuBLASLt's GELU) fused into it, and the quantize after it.
+bool only_cutlass(const Q& c, int cc) { return cc == 90 && c.activation == ActivationKind::kGeluErf && takes_cutlass(c); }
 
 HostArray seeded_input(const Q& c) {
   NamedArrays inputs = seeded_inputs(network_of(c), 77, c.low(), c.high()).value();
@@ -529,7 +554,7 @@ std::string outside_product_bound(const Q& c, const HostArray& x, const HostArra
   if (static_cast<int64_t>(terms.rounding.size()) != ref.element_count() || got.element_count() != ref.element_count())
     return fmt::format("bound terms for {} elements, the reference has {}", terms.rounding.size(), ref.element_count());
   const Tolerance tol = tolerance_of(ref.dtype(), c.quantized);
-  const double slope = c.activation == ActivationKind::kGeluTanh ? 1.13 : 1.0;
+  const double slope = c.activation == ActivationKind::kGeluTanh || c.activation == ActivationKind::kGeluErf ? 1.13 : 1.0;
   const double u = unit_roundoff(c.product);
   const double a = c.quantized == kF8 ? static_cast<double>(c.k()) * (fast_accumulation ? 0x1p-13 : 0x1p-24) : 0x1p-22;
   int64_t outside = 0;
@@ -661,8 +686,10 @@ TEST_P(QuantizedMatmulOnGpu, FusedAndMatchesTheCpuReference) {
   ASSERT_TRUE(plan.is_ok()) << c.params() << ": " << plan.status().to_string();
   const cu::PlannedStep* fc1 = fc1_of(*plan);
   ASSERT_NE(fc1, nullptr);
-  EXPECT_EQ(fc1->family, "cublaslt.qmatmul") << c.params() << ": fc1 runs as " << fc1->tactic
-                                             << " (not Q/DQ-fused); build log:" << joined(plan->log);
+  auto device = cu::current_device();
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  EXPECT_EQ(fc1->family, only_cutlass(c, device->compute_capability()) ? "cutlass.qmatmul" : "cublaslt.qmatmul")
+      << c.params() << ": fc1 runs as " << fc1->tactic << " (not Q/DQ-fused); build log:" << joined(plan->log);
   auto timed = cu::make_cuda_plan(net, {profile}, cu::PlanOptions{}, nullptr);
   ASSERT_TRUE(timed.is_ok()) << c.params() << ": " << timed.status().to_string();
   const cu::PlannedStep* timed_fc1 = fc1_of(*timed);
@@ -714,9 +741,11 @@ void expect_every_candidate_matches_reference(const Q& c, bool fp8_fast_accumula
   const std::string fast = fp8_fast_accumulation ? "_fast" : "";
   std::vector<std::string> paths = {"#explicit0", "#fused" + fast + "0"};
   if (has_vector_form(c)) paths.push_back("#fused_vector" + fast + "0");
-  expect_every_candidate_matches(
-      l, *planned, "cublaslt.qmatmul", inputs, c.params() + (fp8_fast_accumulation ? " fast accumulation" : ""),
-      [&](const HostArray& got) { return mismatch(c, x, got, ref, fp8_fast_accumulation); }, fp8_fast_accumulation, paths);
+  if (!only_cutlass(c, device->compute_capability())) {
+    expect_every_candidate_matches(
+        l, *planned, "cublaslt.qmatmul", inputs, c.params() + (fp8_fast_accumulation ? " fast accumulation" : ""),
+        [&](const HostArray& got) { return mismatch(c, x, got, ref, fp8_fast_accumulation); }, fp8_fast_accumulation, paths);
+  }
   // Our own sm90 kernels, each tile, on the GPUs they are built for (fast accumulation is
   // cuBLASLt's mode: they always accumulate as fp32 cuBLASLt does).
   if (device->compute_capability() == 90 && takes_cutlass(c) && !fp8_fast_accumulation) {
@@ -736,6 +765,8 @@ TEST_P(QuantizedMatmulOnGpu, EveryCandidateOfBothPathsMatchesTheCpuReference) {
 TEST_P(QuantizedMatmulOnGpu, WithFp8FastAccumulationEveryCandidateIsWithinItsBound) {
   TO_SKIP_WITHOUT_GPU();
   if (GetParam().quantized != kF8) GTEST_SKIP() << "the fast accumulation mode is fp8's";
+  if (only_cutlass(GetParam(), 90) && cu::current_device().is_ok() && cu::current_device()->compute_capability() == 90)
+    GTEST_SKIP() << "the fast accumulation mode is cuBLASLt's, and only our kernels take this step here";
   expect_every_candidate_matches_reference(GetParam(), true);
 }
 
@@ -769,6 +800,9 @@ std::vector<Q> gpu_cases() {
       Q::of(kI8, kF16, {128, 3072}, 768).stored_nk().per_output_channel().with_bias().with_residual(),
       Q::of(kF8, kF16, {128, 768}, 768).stored_nk().per_output_channel().with_bias().with_residual(),
       Q::of(kF8, kF16, {2, 64, 768}, 768).stored_nk().with_bias().with_residual().then(relu),
+      // BERT's FFN up as its graphs write it: erf GELU, then the quantize the FFN down reads.
+      Q::of(kI8, kF16, {32, 768}, 3072).stored_nk().per_output_channel().with_bias().then(ActivationKind::kGeluErf).quantized_to(kI8),
+      Q::of(kF8, kF16, {32, 768}, 3072).stored_nk().with_bias().then(ActivationKind::kGeluErf).quantized_to(kF8),
   };
 }
 

@@ -23,8 +23,9 @@ namespace fusion = cutlass::epilogue::fusion;
 
 // What the compute node reads at run time besides its inputs.
 struct EpilogueParams {
-  int activation = 0;  // QuantizedActivation
-  bool bias = false;   // a bias input (else the broadcast gives zeros, and no rounding is due)
+  int activation = 0;       // QuantizedActivation
+  bool bias = false;        // a bias input (else the broadcast gives zeros, and no rounding is due)
+  bool requantize = false;  // divide by sy: the output's conversion rounds and saturates
 };
 
 // The epilogue of the reference's layers (qmatmul_epilogue.cu computes the same in fp64): each
@@ -52,7 +53,7 @@ struct QuantizedEpilogue {
       }
     }
 
-    CUTLASS_DEVICE T apply(T const& acc, T const& sa, T const& sb, T const& bias, T const* residual,
+    CUTLASS_DEVICE T apply(T const& acc, T const& sa, T const& sb, T const& bias, T const& sy, T const* residual,
                            Arguments const& args) const {
       T p;
       CUTLASS_PRAGMA_UNROLL
@@ -73,32 +74,40 @@ struct QuantizedEpilogue {
         for (int i = 0; i < T::kElements; ++i) p[i] = activate(p[i], args.activation);
         p = round(p);
       }
+      if (args.requantize) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < T::kElements; ++i) p[i] = p[i] / sy[i];  // one fp32 division, as the layer
+      }
       return p;
     }
-    CUTLASS_DEVICE T operator()(T const& acc, T const& sa, T const& sb, T const& bias, Arguments const& args) const {
-      return apply(acc, sa, sb, bias, nullptr, args);
-    }
-    CUTLASS_DEVICE T operator()(T const& acc, T const& sa, T const& sb, T const& bias, T const& residual,
+    CUTLASS_DEVICE T operator()(T const& acc, T const& sa, T const& sb, T const& bias, T const& sy,
                                 Arguments const& args) const {
-      return apply(acc, sa, sb, bias, &residual, args);
+      return apply(acc, sa, sb, bias, sy, nullptr, args);
+    }
+    CUTLASS_DEVICE T operator()(T const& acc, T const& sa, T const& sb, T const& bias, T const& sy, T const& residual,
+                                Arguments const& args) const {
+      return apply(acc, sa, sb, bias, sy, &residual, args);
     }
   };
 };
 
-template <class Product, class TileShape, bool kResidual>
+template <class Product, class Output, class TileShape, bool kResidual>
 struct EpilogueTree {
   using Sa = fusion::Sm90ScalarBroadcast<float>;
   // sb: one value or one per column, chosen at run time (a bool N stride).
   using Sb = fusion::Sm90RowBroadcast<0, TileShape, float, float, Stride<_0, bool, int64_t>>;
   using Bias = fusion::Sm90RowBroadcast<0, TileShape, Product, float, Stride<_0, _1, int64_t>>;
-  using Compute = fusion::Sm90Compute<QuantizedEpilogue<Product>::template Fn, Product, float,
+  using Sy = fusion::Sm90ScalarBroadcast<float>;
+  // The output conversion rounds to nearest even; into int8 or e4m3 it saturates (cvt .sat /
+  // .satfinite), as the quantize layer does.
+  using Compute = fusion::Sm90Compute<QuantizedEpilogue<Product>::template Fn, Output, float,
                                       cutlass::FloatRoundStyle::round_to_nearest>;
-  using type = std::conditional_t<kResidual,
-                                  fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias, fusion::Sm90SrcFetch<Product>>,
-                                  fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias>>;
+  using type =
+      std::conditional_t<kResidual, fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias, Sy, fusion::Sm90SrcFetch<Product>>,
+                         fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias, Sy>>;
 };
 
-template <class Input, class Product, bool kResidual, Sm90GemmTile kTile>
+template <class Input, class Product, class Output, bool kResidual, Sm90GemmTile kTile>
 struct Kernel {
   static constexpr bool kCooperative = kTile == Sm90GemmTile::kCooperative128x128;
   using TileShape = std::conditional_t<kTile == Sm90GemmTile::kPingpong64x128, Shape<_64, _128, _128>, Shape<_128, _128, _128>>;
@@ -110,13 +119,14 @@ struct Kernel {
   using Accumulator = std::conditional_t<std::is_same_v<Input, int8_t>, int32_t, float>;
   using ElementC = std::conditional_t<kResidual, Product, void>;
   static constexpr int kAlignProduct = 128 / cutlass::sizeof_bits<Product>::value;
+  static constexpr int kAlignOutput = 128 / cutlass::sizeof_bits<Output>::value;
   static constexpr int kAlignInput = 128 / cutlass::sizeof_bits<Input>::value;
 
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, Accumulator, float, ElementC, cutlass::layout::RowMajor,
-      kAlignProduct, Product, cutlass::layout::RowMajor, kAlignProduct, EpilogueSchedule,
-      typename EpilogueTree<Product, TileShape, kResidual>::type>::CollectiveOp;
+      kResidual ? kAlignProduct : kAlignOutput, Output, cutlass::layout::RowMajor, kAlignOutput, EpilogueSchedule,
+      typename EpilogueTree<Product, Output, TileShape, kResidual>::type>::CollectiveOp;
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Input, cutlass::layout::RowMajor, kAlignInput, Input,
       cutlass::layout::ColumnMajor, kAlignInput, Accumulator, TileShape, ClusterShape,
@@ -145,10 +155,11 @@ struct Kernel {
     get<1>(tree) = {{1.0f}, {a.a_scale}, {}};
     get<2>(tree) = {a.b_scale, 1.0f, {_0{}, a.b_per_channel, int64_t(0)}};
     get<3>(tree) = {static_cast<const Product*>(a.bias), Product(0.0f), {}};
-    get<kResidual ? 5 : 4>(tree) = EpilogueParams{static_cast<int>(a.activation), a.bias != nullptr};
+    get<4>(tree) = {{1.0f}, {a.y_scale}, {}};
+    get<kResidual ? 6 : 5>(tree) = EpilogueParams{static_cast<int>(a.activation), a.bias != nullptr, a.y_scale != nullptr};
     if constexpr (kResidual) args.epilogue.ptr_C = static_cast<const Product*>(a.residual);
     args.epilogue.dC = stride_c;
-    args.epilogue.ptr_D = static_cast<Product*>(a.d);
+    args.epilogue.ptr_D = static_cast<Output*>(a.d);
     args.epilogue.dD = stride_d;
     args.hw_info.sm_count = a.sm_count;
     return args;
@@ -164,7 +175,7 @@ struct Kernel {
 bool same_launch(const Sm90QuantizedGemmArgs& x, const Sm90QuantizedGemmArgs& y) {
   return x.m == y.m && x.n == y.n && x.k == y.k && x.a == y.a && x.b == y.b && x.a_scale == y.a_scale &&
          x.b_scale == y.b_scale && x.b_per_channel == y.b_per_channel && x.bias == y.bias && x.residual == y.residual &&
-         x.activation == y.activation && x.d == y.d && x.sm_count == y.sm_count;
+         x.activation == y.activation && x.y_scale == y.y_scale && x.d == y.d && x.sm_count == y.sm_count;
 }
 
 // One kernel's launches. Its parameters hold the tensor memory accelerator's descriptors, which
@@ -196,31 +207,36 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
   bool ready_ = false;
 };
 
-// Calls `f.template operator()<Kernel<...>>()` for the instantiation `gemm` names; false when none.
+// Calls `f(Kernel<...>{})` for the instantiation `gemm` names; false when none is compiled: fp16
+// products, with a residual or without, or quantized to the input's own type.
 template <class F>
 bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
   if (gemm.product != DataType::kFloat16) return false;
-  auto by_tile = [&](auto input, auto residual) {
+  auto by_tile = [&](auto input, auto output, auto residual) {
     using Input = decltype(input);
+    using Output = decltype(output);
     constexpr bool kResidual = decltype(residual)::value;
     switch (gemm.tile) {
       case Sm90GemmTile::kCooperative128x128:
-        f(Kernel<Input, cutlass::half_t, kResidual, Sm90GemmTile::kCooperative128x128>{});
+        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kCooperative128x128>{});
         return true;
       case Sm90GemmTile::kPingpong64x128:
-        f(Kernel<Input, cutlass::half_t, kResidual, Sm90GemmTile::kPingpong64x128>{});
+        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong64x128>{});
         return true;
       case Sm90GemmTile::kPingpong128x128:
-        f(Kernel<Input, cutlass::half_t, kResidual, Sm90GemmTile::kPingpong128x128>{});
+        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong128x128>{});
         return true;
     }
     return false;
   };
-  auto by_residual = [&](auto input) {
-    return gemm.residual ? by_tile(input, std::true_type{}) : by_tile(input, std::false_type{});
+  auto by_output = [&](auto input) {
+    if (gemm.output == DataType::kFloat16)
+      return gemm.residual ? by_tile(input, cutlass::half_t{}, std::true_type{})
+                           : by_tile(input, cutlass::half_t{}, std::false_type{});
+    return gemm.output == gemm.input && !gemm.residual && by_tile(input, input, std::false_type{});
   };
-  if (gemm.input == DataType::kInt8) return by_residual(int8_t{});
-  if (gemm.input == DataType::kFloat8E4M3) return by_residual(cutlass::float_e4m3_t{});
+  if (gemm.input == DataType::kInt8) return by_output(int8_t{});
+  if (gemm.input == DataType::kFloat8E4M3) return by_output(cutlass::float_e4m3_t{});
   return false;
 }
 
@@ -256,6 +272,7 @@ std::unique_ptr<Sm90QuantizedGemmLauncher> make_sm90_quantized_gemm_launcher(con
 cudaError_t Sm90QuantizedGemmLauncher::launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes,
                                               cudaStream_t stream) {
   if (!args.a || !args.b || !args.d || !args.a_scale || !args.b_scale || (args.residual != nullptr) != gemm_.residual ||
+      (args.y_scale != nullptr) != (gemm_.output != gemm_.product) ||
       workspace_bytes < sm90_quantized_gemm_workspace(gemm_, args))
     return cudaErrorInvalidValue;
   // The tensor memory accelerator reads and writes 16-byte aligned rows; the vector loads of the

@@ -1,7 +1,9 @@
 // Quantized GEMMs of our own on Hopper (compute capability 9.0 exactly: wgmma and TMA, compiled
 // for sm_90a), built from CUTLASS's sm90 collectives with the whole Q/DQ epilogue in the kernel:
 //
-//   d[m, n] = act( round( round( acc[m, n] · sa · sb[n] ) + bias[n] ) + residual[m, n] )
+//   y[m, n] = act( round( round( acc[m, n] · sa · sb[n] ) + bias[n] ) + residual[m, n] )
+//   d[m, n] = y[m, n], or Q(y[m, n]; sy): y / sy rounded to nearest even into int8 or fp8 e4m3,
+//             saturating (a trailing quantize layer)
 //
 // acc the exact int32 (int8) or fp32 (fp8 e4m3) sum of a[m, :] · b[n, :]; every `round` to the
 // product type, as the reference rounds each layer's output (docs/quantization.md), the arithmetic
@@ -36,8 +38,9 @@ enum class QuantizedActivation : uint8_t { kNone, kRelu, kGeluTanh, kGeluErf };
 
 struct Sm90QuantizedGemm {
   DataType input = DataType::kInt8;        // a and b: kInt8 or kFloat8E4M3
-  DataType product = DataType::kFloat16;   // d, bias and residual: kFloat16 (the one instantiated)
-  bool residual = false;
+  DataType product = DataType::kFloat16;   // y, bias and residual: kFloat16 (the one instantiated)
+  DataType output = DataType::kFloat16;    // d: the product, or (quantized) the input's type
+  bool residual = false;                   // not with a quantized output
   Sm90GemmTile tile = Sm90GemmTile::kCooperative128x128;
 
   std::string to_string() const;
@@ -53,6 +56,7 @@ struct Sm90QuantizedGemmArgs {
   const void* bias = nullptr;      // [n] or null
   const void* residual = nullptr;  // [m, n] row-major, exactly when the kernel has one
   QuantizedActivation activation = QuantizedActivation::kNone;
+  const float* y_scale = nullptr;  // one value, exactly when the output is quantized
   void* d = nullptr;  // [m, n] row-major
   int sm_count = 0;
 };
