@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <functional>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -129,19 +128,32 @@ int main() {
     report("plain 128x128 2x1", PlainInt8Gemm<Shape<_128, _128, _128>, Shape<_2, _1, _1>>::launch(s.m, s.n, s.k, a, b, d, sm_count));
     report("plain 128x128 + bias",
            PlainInt8Gemm<Shape<_128, _128, _128>, Shape<_1, _1, _1>, BiasEpilogue>::launch(s.m, s.n, s.k, a, b, d, sm_count, bias));
-    for (const auto& [tile, act, label] :
-         {std::tuple{Sm90GemmTile::kCooperative128x128, QuantizedActivation::kNone, "ours coop 128x128"},
-          std::tuple{Sm90GemmTile::kCooperative128x128, QuantizedActivation::kGeluErf, "ours coop 128x128 gelu_erf"},
-          std::tuple{Sm90GemmTile::kPingpong128x128, QuantizedActivation::kNone, "ours pingpong 128x128"},
-          std::tuple{Sm90GemmTile::kPingpong128x128, QuantizedActivation::kGeluErf, "ours pingpong 128x128 gelu_erf"}}) {
+    // Our kernels, and what each vector the epilogue reads costs: the per-channel weight scales
+    // and the bias each read N values a tile (a per-tensor scale and no bias read one and none).
+    struct Variant {
+      Sm90GemmTile tile;
+      QuantizedActivation act;
+      bool per_channel, with_bias;
+      const char* label;
+    };
+    const Sm90GemmTile coop = Sm90GemmTile::kCooperative128x128, pingpong = Sm90GemmTile::kPingpong128x128;
+    const QuantizedActivation none = QuantizedActivation::kNone, erf = QuantizedActivation::kGeluErf;
+    for (const Variant& v : {Variant{coop, none, false, false, "ours coop, no vectors"},
+                             Variant{coop, none, true, false, "ours coop, channel scales"},
+                             Variant{coop, none, true, true, "ours coop, channel scales + bias"},
+                             Variant{coop, erf, true, true, "ours coop, channel scales + bias + gelu_erf"},
+                             Variant{pingpong, none, false, false, "ours pingpong 128x128, no vectors"},
+                             Variant{pingpong, none, true, true, "ours pingpong 128x128, channel scales + bias"},
+                             Variant{pingpong, erf, true, true, "ours pingpong 128x128, channel scales + bias + gelu_erf"}}) {
       Sm90QuantizedGemm gemm;
-      gemm.tile = tile;
+      gemm.tile = v.tile;
       std::shared_ptr<tensoracle::backends::cuda::Sm90QuantizedGemmLauncher> launcher =
           tensoracle::backends::cuda::make_sm90_quantized_gemm_launcher(gemm);
       Sm90QuantizedGemmArgs args;
       args.m = s.m, args.n = s.n, args.k = s.k, args.a = a, args.b = b, args.d = d, args.a_scale = scales;
-      args.b_scale = scales, args.b_per_channel = true, args.bias = bias, args.activation = act, args.sm_count = sm_count;
-      report(label, [launcher, args](cudaStream_t stream) { return launcher->launch(args, nullptr, 0, stream) == cudaSuccess; });
+      args.b_scale = scales, args.b_per_channel = v.per_channel, args.bias = v.with_bias ? bias : nullptr;
+      args.activation = v.act, args.sm_count = sm_count;
+      report(v.label, [launcher, args](cudaStream_t stream) { return launcher->launch(args, nullptr, 0, stream) == cudaSuccess; });
     }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
