@@ -149,6 +149,10 @@ int main() {
       gemm.tile = v.tile;
       std::shared_ptr<tensoracle::backends::cuda::Sm90QuantizedGemmLauncher> launcher =
           tensoracle::backends::cuda::make_sm90_quantized_gemm_launcher(gemm);
+      if (!launcher || launcher->prepare() != cudaSuccess) {
+        report(v.label, {});
+        continue;
+      }
       Sm90QuantizedGemmArgs args;
       args.m = s.m, args.n = s.n, args.k = s.k, args.a = a, args.b = b, args.d = d, args.a_scale = scales;
       args.b_scale = scales, args.b_per_channel = v.per_channel, args.bias = v.with_bias ? bias : nullptr;

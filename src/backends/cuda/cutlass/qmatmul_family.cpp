@@ -74,6 +74,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
     workspace_ = sm90_quantized_gemm_workspace(gemm_, args);
     launcher_ = make_sm90_quantized_gemm_launcher(gemm_);
     if (!launcher_) return unsupported("layer '{}': {}: no kernel compiled for {}", layer, name(), gemm_.to_string());
+    TO_CUDA_RETURN_IF_ERROR(launcher_->prepare());
     if (workspace_ > ctx.workspace_bytes)
       return unsupported("layer '{}': {} needs {} bytes of workspace, more than the {} bytes given", layer, name(), workspace_,
                          ctx.workspace_bytes);

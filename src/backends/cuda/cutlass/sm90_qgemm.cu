@@ -181,19 +181,30 @@ bool same_launch(const Sm90QuantizedGemmArgs& x, const Sm90QuantizedGemmArgs& y)
 // One kernel's launches. Its parameters hold the tensor memory accelerator's descriptors, which
 // encode the tensors' addresses: built on the host (a few microseconds, as long as a small GEMM
 // runs), so kept and rebuilt only when an address, a size or the workspace changes. An engine's
-// buffers stay where they are between runs.
+// buffers stay where they are between runs. The kernel's shared-memory limit is raised once, in
+// set_up(), so that a run makes no CUDA call but its launches (it may be captured into a graph).
 template <class K>
 class Launcher final : public Sm90QuantizedGemmLauncher {
- public:
+ protected:
+  cudaError_t set_up() override {
+    constexpr int kSharedBytes = K::GemmKernel::SharedStorageSize;
+    if (kSharedBytes < (48 << 10)) return cudaSuccess;
+    return cudaFuncSetAttribute(cutlass::device_kernel<typename K::GemmKernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                kSharedBytes);
+  }
+
   cudaError_t run(const Sm90QuantizedGemmArgs& a, void* workspace, cudaStream_t stream) override {
     if (!ready_ || workspace != workspace_ || !same_launch(a, last_)) {
       ready_ = false;
-      if (gemm_.initialize(K::arguments(a), workspace, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+      const typename K::Gemm::Arguments args = K::arguments(a);
+      if (K::GemmKernel::initialize_workspace(args, workspace, stream) != cutlass::Status::kSuccess)
+        return cudaErrorInvalidValue;
+      params_ = K::GemmKernel::to_underlying_arguments(args, workspace);
       last_ = a;
       workspace_ = workspace;
       ready_ = true;
     }
-    if (gemm_.run(stream) != cutlass::Status::kSuccess) {
+    if (K::Gemm::run(params_, stream) != cutlass::Status::kSuccess) {
       const cudaError_t launch = cudaGetLastError();
       return launch != cudaSuccess ? launch : cudaErrorLaunchFailure;
     }
@@ -201,7 +212,7 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
   }
 
  private:
-  typename K::Gemm gemm_;
+  typename K::GemmKernel::Params params_;
   Sm90QuantizedGemmArgs last_;
   void* workspace_ = nullptr;
   bool ready_ = false;
@@ -268,6 +279,8 @@ std::unique_ptr<Sm90QuantizedGemmLauncher> make_sm90_quantized_gemm_launcher(con
   if (launcher) launcher->gemm_ = gemm;
   return launcher;
 }
+
+cudaError_t Sm90QuantizedGemmLauncher::prepare() { return set_up(); }
 
 cudaError_t Sm90QuantizedGemmLauncher::launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes,
                                               cudaStream_t stream) {

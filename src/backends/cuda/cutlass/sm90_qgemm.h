@@ -70,6 +70,9 @@ size_t sm90_quantized_gemm_workspace(const Sm90QuantizedGemm& gemm, const Sm90Qu
 class Sm90QuantizedGemmLauncher {
  public:
   virtual ~Sm90QuantizedGemmLauncher() = default;
+  // Once, before the first launch and outside any stream capture: raises the kernel's
+  // shared-memory limit.
+  cudaError_t prepare();
   // Launches on `stream`; no allocation, no synchronization (the kernel's parameters are built on
   // the host at the first launch and again only when an address or size changes).
   // cudaErrorInvalidValue for a missing pointer, a residual given to a kernel without one (or none
@@ -78,6 +81,7 @@ class Sm90QuantizedGemmLauncher {
   cudaError_t launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
  protected:
+  virtual cudaError_t set_up() = 0;
   virtual cudaError_t run(const Sm90QuantizedGemmArgs& args, void* workspace, cudaStream_t stream) = 0;
 
  private:
