@@ -154,17 +154,21 @@ bool same_launch(const Sm90QuantizedGemmArgs& x, const Sm90QuantizedGemmArgs& y)
 
 // One kernel's launches. Its parameters hold the tensor memory accelerator's descriptors, which
 // encode the tensors' addresses: built on the host (a few microseconds, as long as a small GEMM
-// runs), so kept and rebuilt only when an address, a size or the workspace changes. An engine's
-// buffers stay where they are between runs.
+// runs), so kept and rebuilt only when an address, a size or the workspace changes; the
+// workspace is checked then too. An engine's buffers stay where they are between runs.
 template <class K>
 class Launcher final : public Sm90QuantizedGemmLauncher {
  public:
-  cudaError_t run(const Sm90QuantizedGemmArgs& a, void* workspace, cudaStream_t stream) override {
-    if (!ready_ || workspace != workspace_ || !same_launch(a, last_)) {
+  cudaError_t run(const Sm90QuantizedGemmArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) override {
+    if (!ready_ || workspace != workspace_ || workspace_bytes != workspace_bytes_ || !same_launch(a, last_)) {
       ready_ = false;
-      if (gemm_.initialize(K::arguments(a), workspace, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+      const typename K::Gemm::Arguments args = K::arguments(a);
+      if (workspace_bytes < K::Gemm::get_workspace_size(args) ||
+          gemm_.initialize(args, workspace, stream) != cutlass::Status::kSuccess)
+        return cudaErrorInvalidValue;
       last_ = a;
       workspace_ = workspace;
+      workspace_bytes_ = workspace_bytes;
       ready_ = true;
     }
     if (gemm_.run(stream) != cutlass::Status::kSuccess) {
@@ -178,10 +182,11 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
   typename K::Gemm gemm_;
   Sm90QuantizedGemmArgs last_;
   void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
   bool ready_ = false;
 };
 
-// Calls `f.template operator()<Kernel<...>>()` for the instantiation `gemm` names; false when none.
+// Calls `f(Kernel<...>{})` for the instantiation `gemm` names; false when none is compiled.
 template <class F>
 bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
   if (gemm.product != DataType::kFloat16) return false;
@@ -237,15 +242,14 @@ std::unique_ptr<Sm90QuantizedGemmLauncher> make_sm90_quantized_gemm_launcher(con
 
 cudaError_t Sm90QuantizedGemmLauncher::launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes,
                                               cudaStream_t stream) {
-  if (!args.a || !args.b || !args.d || !args.a_scale || !args.b_scale || (args.residual != nullptr) != gemm_.residual ||
-      workspace_bytes < sm90_quantized_gemm_workspace(gemm_, args))
+  if (!args.a || !args.b || !args.d || !args.a_scale || !args.b_scale || (args.residual != nullptr) != gemm_.residual)
     return cudaErrorInvalidValue;
   // The tensor memory accelerator reads and writes 16-byte aligned rows; the vector loads of the
   // bias and the per-channel scales are 16 bytes too.
   if (!aligned16(args.a) || !aligned16(args.b) || !aligned16(args.d) || !aligned16(args.residual) ||
       !aligned16(args.bias) || (args.b_per_channel && !aligned16(args.b_scale)))
     return cudaErrorMisalignedAddress;
-  return run(args, workspace, stream);
+  return run(args, workspace, workspace_bytes, stream);
 }
 
 }  // namespace tensoracle::backends::cuda
