@@ -180,9 +180,10 @@ bool same_launch(const Sm90QuantizedGemmArgs& x, const Sm90QuantizedGemmArgs& y)
 
 // One kernel's launches. Its parameters hold the tensor memory accelerator's descriptors, which
 // encode the tensors' addresses: built on the host (a few microseconds, as long as a small GEMM
-// runs), so kept and rebuilt only when an address, a size or the workspace changes. An engine's
-// buffers stay where they are between runs. The kernel's shared-memory limit is raised once, in
-// set_up(), so that a run makes no CUDA call but its launches (it may be captured into a graph).
+// runs), so kept and rebuilt only when an address, a size or the workspace changes; the
+// workspace is checked then too. An engine's buffers stay where they are between runs. The
+// kernel's shared-memory limit is raised once, in set_up(), so that a run makes no CUDA call but
+// its launches (it may be captured into a graph).
 template <class K>
 class Launcher final : public Sm90QuantizedGemmLauncher {
  protected:
@@ -193,15 +194,17 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
                                 kSharedBytes);
   }
 
-  cudaError_t run(const Sm90QuantizedGemmArgs& a, void* workspace, cudaStream_t stream) override {
-    if (!ready_ || workspace != workspace_ || !same_launch(a, last_)) {
+  cudaError_t run(const Sm90QuantizedGemmArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) override {
+    if (!ready_ || workspace != workspace_ || workspace_bytes != workspace_bytes_ || !same_launch(a, last_)) {
       ready_ = false;
       const typename K::Gemm::Arguments args = K::arguments(a);
-      if (K::GemmKernel::initialize_workspace(args, workspace, stream) != cutlass::Status::kSuccess)
+      if (workspace_bytes < K::Gemm::get_workspace_size(args) ||
+          K::GemmKernel::initialize_workspace(args, workspace, stream) != cutlass::Status::kSuccess)
         return cudaErrorInvalidValue;
       params_ = K::GemmKernel::to_underlying_arguments(args, workspace);
       last_ = a;
       workspace_ = workspace;
+      workspace_bytes_ = workspace_bytes;
       ready_ = true;
     }
     if (K::Gemm::run(params_, stream) != cutlass::Status::kSuccess) {
@@ -215,6 +218,7 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
   typename K::GemmKernel::Params params_;
   Sm90QuantizedGemmArgs last_;
   void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
   bool ready_ = false;
 };
 
@@ -285,15 +289,14 @@ cudaError_t Sm90QuantizedGemmLauncher::prepare() { return set_up(); }
 cudaError_t Sm90QuantizedGemmLauncher::launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes,
                                               cudaStream_t stream) {
   if (!args.a || !args.b || !args.d || !args.a_scale || !args.b_scale || (args.residual != nullptr) != gemm_.residual ||
-      (args.y_scale != nullptr) != (gemm_.output != gemm_.product) ||
-      workspace_bytes < sm90_quantized_gemm_workspace(gemm_, args))
+      (args.y_scale != nullptr) != (gemm_.output != gemm_.product))
     return cudaErrorInvalidValue;
   // The tensor memory accelerator reads and writes 16-byte aligned rows; the vector loads of the
   // bias and the per-channel scales are 16 bytes too.
   if (!aligned16(args.a) || !aligned16(args.b) || !aligned16(args.d) || !aligned16(args.residual) ||
       !aligned16(args.bias) || (args.b_per_channel && !aligned16(args.b_scale)))
     return cudaErrorMisalignedAddress;
-  return run(args, workspace, stream);
+  return run(args, workspace, workspace_bytes, stream);
 }
 
 }  // namespace tensoracle::backends::cuda

@@ -82,7 +82,8 @@ class Sm90QuantizedGemmLauncher {
 
  protected:
   virtual cudaError_t set_up() = 0;
-  virtual cudaError_t run(const Sm90QuantizedGemmArgs& args, void* workspace, cudaStream_t stream) = 0;
+  virtual cudaError_t run(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes,
+                          cudaStream_t stream) = 0;
 
  private:
   friend std::unique_ptr<Sm90QuantizedGemmLauncher> make_sm90_quantized_gemm_launcher(const Sm90QuantizedGemm& gemm);
