@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -26,7 +27,9 @@ using tensoracle::backends::cuda::Sm90GemmTile;
 using tensoracle::backends::cuda::Sm90QuantizedGemm;
 using tensoracle::backends::cuda::Sm90QuantizedGemmArgs;
 
-constexpr int kWarmup = 10, kTimed = 50;
+// Launches per kernel; `--warmup N --timed N` change them (a profiler wants one or two), and
+// `--shape NAME` keeps one of the shapes.
+int warmup = 10, timed = 50;
 
 using PlainEpilogue = cutlass::epilogue::fusion::LinearCombination<cutlass::half_t, float, void, float>;
 // The same with a bias per column loaded in the epilogue: what a vector read costs each tile.
@@ -71,14 +74,14 @@ struct PlainInt8Gemm {
 
 double median_ms(const std::function<bool(cudaStream_t)>& run, cudaStream_t stream, cudaEvent_t begin, cudaEvent_t end) {
   std::vector<double> times;
-  for (int i = 0; i < kWarmup + kTimed; ++i) {
+  for (int i = 0; i < warmup + timed; ++i) {
     cudaEventRecord(begin, stream);
     if (!run(stream)) return -1;
     cudaEventRecord(end, stream);
     cudaEventSynchronize(end);
     float ms = 0;
     cudaEventElapsedTime(&ms, begin, end);
-    if (i >= kWarmup) times.push_back(ms);
+    if (i >= warmup) times.push_back(ms);
   }
   std::sort(times.begin(), times.end());
   return cudaGetLastError() == cudaSuccess ? times[times.size() / 2] : -1;
@@ -86,7 +89,18 @@ double median_ms(const std::function<bool(cudaStream_t)>& run, cudaStream_t stre
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  std::string only_shape;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--warmup") warmup = std::max(0, std::atoi(argv[i + 1]));
+    else if (flag == "--timed") timed = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--shape") only_shape = argv[i + 1];
+    else {
+      std::fprintf(stderr, "usage: sm90_gemm_probe_bench [--shape qkv|ffn_up|ffn_down|'qkv b1'] [--warmup N] [--timed N]\n");
+      return 2;
+    }
+  }
   int sm_count = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t begin = nullptr, end = nullptr;
@@ -112,9 +126,10 @@ int main() {
   cudaMemset(b, 2, max_elems);
   cudaMemset(bias, 0, 4096 * 2);
   cudaMemset(scales, 0, 4096 * 4);
-  std::printf("sm90_gemm_probe_bench: int8 GEMMs, fp16 out, median ms of %d after %d warm-up\n", kTimed, kWarmup);
+  std::printf("sm90_gemm_probe_bench: int8 GEMMs, fp16 out, median ms of %d after %d warm-up\n", timed, warmup);
   int status = 0;
   for (const Shape3& s : shapes) {
+    if (!only_shape.empty() && only_shape != s.name) continue;
     std::string line = std::string(s.name) + " " + std::to_string(s.m) + "x" + std::to_string(s.k) + "->" + std::to_string(s.n) + ":";
     const auto report = [&](const char* label, const std::function<bool(cudaStream_t)>& run) {
       const double ms = run ? median_ms(run, stream, begin, end) : -1;
