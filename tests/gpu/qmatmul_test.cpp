@@ -11,6 +11,7 @@
 //   to fp32 1e-4 + 1.2e-4, fp16 2e-3 + 2e-3, bf16 2e-2 + 2e-2, plus the reference's own rounding of
 //   the dequantized operands: product_bound_terms), a
 //   trailing int8 quantize within 1 code, fp8 within one fp8 step (1/8 relative, 1/64 abs).
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -583,8 +584,11 @@ std::string mismatch(const Q& c, const HostArray& x, const HostArray& got, const
   auto cmp = compare_outputs(got.view(), ref.view(), tol.atol, tol.rtol);
   if (!cmp.is_ok()) return cmp.status().to_string();
   if (cmp->tolerance_check->outside_count == 0) return "";
-  return fmt::format("{} of {} elements outside atol {} rtol {}; max abs error {}, rel L2 {}", cmp->tolerance_check->outside_count,
-                     ref.element_count(), tol.atol, tol.rtol, cmp->max_abs_error, cmp->rel_l2_error);
+  const ToleranceCheck& check = *cmp->tolerance_check;
+  return fmt::format("{} of {} elements outside atol {} rtol {}; max abs error {}, rel L2 {}; worst at [{}]: {} against {}",
+                     check.outside_count, ref.element_count(), tol.atol, tol.rtol, cmp->max_abs_error, cmp->rel_l2_error,
+                     check.worst ? fmt::format("{}", fmt::join(check.worst->index, ",")) : "", check.worst ? check.worst->candidate : 0.0,
+                     check.worst ? check.worst->reference : 0.0);
 }
 
 // The int8 fused path's arithmetic (qmatmul_epilogue.h), on the host: the exact integer sum, then

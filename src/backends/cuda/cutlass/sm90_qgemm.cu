@@ -2,6 +2,7 @@
 // tensor cores, and an epilogue visitor tree whose one compute node applies the scales, bias,
 // residual and activation with the reference's roundings. Compiled for sm_90a only (wgmma).
 #include "backends/cuda/cutlass/sm90_qgemm.h"
+#include "backends/cuda/kernels/gelu_erf.cuh"
 
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
@@ -43,12 +44,12 @@ struct QuantizedEpilogue {
     }
 
     CUTLASS_DEVICE static float activate(float p, int activation) {
-      constexpr float kSqrt2OverPi = 0.79788456080286535588f, kSqrtHalf = 0.70710678118654752440f;
+      constexpr float kSqrt2OverPi = 0.79788456080286535588f;
       switch (activation) {
         case static_cast<int>(QuantizedActivation::kRelu): return p < 0.0f ? 0.0f : p;
         case static_cast<int>(QuantizedActivation::kGeluTanh):
           return 0.5f * p * (1.0f + tanhf(kSqrt2OverPi * (p + 0.044715f * p * p * p)));
-        case static_cast<int>(QuantizedActivation::kGeluErf): return 0.5f * p * (1.0f + erff(p * kSqrtHalf));
+        case static_cast<int>(QuantizedActivation::kGeluErf): return device::gelu_erf(p);
         default: return p;
       }
     }
@@ -239,8 +240,13 @@ bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
         f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong64x128>{});
         return true;
       case Sm90GemmTile::kPingpong128x128:
-        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong128x128>{});
-        return true;
+        // Not for fp8: its mainloop promotes into a second 128x128 accumulator, and a warp group
+        // holding two spills registers to the stack.
+        if constexpr (std::is_same_v<Input, cutlass::float_e4m3_t>) return false;
+        else {
+          f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong128x128>{});
+          return true;
+        }
     }
     return false;
   };
@@ -260,7 +266,9 @@ bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
 std::string sm90_quantized_gemm_refusal(const Sm90QuantizedGemm& gemm, const Sm90QuantizedGemmArgs& args) {
   if (args.m <= 0 || args.n <= 0 || args.k <= 0 || args.m > INT32_MAX || args.n > INT32_MAX || args.k > INT32_MAX)
     return "sizes outside (0, 2^31)";
-  std::string reason = "no kernel compiled for these types";
+  std::string reason = gemm.input == DataType::kFloat8E4M3 && gemm.tile == Sm90GemmTile::kPingpong128x128
+                           ? "no fp8 kernel with this tile (two 128x128 accumulators a warp group spill)"
+                           : "no kernel compiled for these types";
   dispatch(gemm, [&](auto kernel) { reason = decltype(kernel)::refusal(args); });
   return reason;
 }
