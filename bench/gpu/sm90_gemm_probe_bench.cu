@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
                              Variant{pingpong, erf, true, true, "ours pingpong 128x128, channel scales + bias + gelu_erf"}}) {
       Sm90QuantizedGemm gemm;
       gemm.tile = v.tile;
+      gemm.gelu_erf = v.act == QuantizedActivation::kGeluErf;
       std::shared_ptr<tensoracle::backends::cuda::Sm90QuantizedGemmLauncher> launcher =
           tensoracle::backends::cuda::make_sm90_quantized_gemm_launcher(gemm);
       if (!launcher || launcher->prepare() != cudaSuccess) {

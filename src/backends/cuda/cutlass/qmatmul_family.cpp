@@ -195,6 +195,7 @@ Result<Sm90QuantizedGemm> sm90_gemm_for(const QuantizedMatmulPlan& plan, const s
   gemm.product = DataType::kFloat16;
   gemm.output = plan.output_type;
   gemm.residual = residual;
+  gemm.gelu_erf = g.activation == LtActivation::kGeluErf;
   return gemm;
 }
 

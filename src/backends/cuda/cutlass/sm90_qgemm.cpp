@@ -14,7 +14,8 @@ const char* sm90_gemm_tile_name(Sm90GemmTile tile) {
 }
 
 std::string Sm90QuantizedGemm::to_string() const {
-  return fmt::format("{} -> {}{}{}, {}", data_type_name(input), data_type_name(product), residual ? " + residual" : "",
+  return fmt::format("{} -> {}{}{}{}, {}", data_type_name(input), data_type_name(product), residual ? " + residual" : "",
+                     gelu_erf ? ", gelu_erf" : "",
                      output != product ? fmt::format(" quantized to {}", data_type_name(output)) : std::string(),
                      sm90_gemm_tile_name(tile));
 }

@@ -24,15 +24,18 @@ namespace fusion = cutlass::epilogue::fusion;
 
 // What the compute node reads at run time besides its inputs.
 struct EpilogueParams {
-  int activation = 0;       // QuantizedActivation
-  bool bias = false;        // a bias input (else the broadcast gives zeros, and no rounding is due)
-  bool requantize = false;  // divide by sy: the output's conversion rounds and saturates
+  int activation = 0;  // QuantizedActivation: none, relu or gelu_tanh (gelu_erf is a kernel's own)
+  bool bias = false;   // a bias input (else the broadcast gives zeros, and no rounding is due)
 };
 
 // The epilogue of the reference's layers (qmatmul_epilogue.cu computes the same in fp64): each
 // layer's result rounded to the product type, the arithmetic between in fp32. The roundings run
-// on whole fragments: the array converters convert two values an instruction.
-template <class Product>
+// on whole fragments: the array converters convert two values an instruction. kRequantize: divide
+// by sy (the output's conversion then rounds and saturates). kGeluErf: the erf GELU is the
+// activation, the one compiled in: the epilogue is unrolled over every fragment of the tile, so
+// each activation compiled into a kernel adds its code that many times, and with erf's beside
+// tanh's the kernels' code outgrew the instruction cache (twice the GEMM's time on an H100).
+template <class Product, bool kRequantize, bool kGeluErf>
 struct QuantizedEpilogue {
   template <class T>  // cutlass::Array<float, N> (and float, where CUTLASS asks for Arguments)
   struct Fn {
@@ -43,14 +46,20 @@ struct QuantizedEpilogue {
       return cutlass::NumericArrayConverter<float, Product, N>{}(cutlass::NumericArrayConverter<Product, float, N>{}(x));
     }
 
-    CUTLASS_DEVICE static float activate(float p, int activation) {
+    // One loop per activation, the switch outside it (inside, its branches kept the elements'
+    // chains from overlapping).
+    CUTLASS_DEVICE static void activate(T& p, int activation) {
       constexpr float kSqrt2OverPi = 0.79788456080286535588f;
-      switch (activation) {
-        case static_cast<int>(QuantizedActivation::kRelu): return p < 0.0f ? 0.0f : p;
-        case static_cast<int>(QuantizedActivation::kGeluTanh):
-          return 0.5f * p * (1.0f + tanhf(kSqrt2OverPi * (p + 0.044715f * p * p * p)));
-        case static_cast<int>(QuantizedActivation::kGeluErf): return device::gelu_erf(p);
-        default: return p;
+      if constexpr (kGeluErf) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < T::kElements; ++i) p[i] = device::gelu_erf(p[i]);
+      } else if (activation == static_cast<int>(QuantizedActivation::kRelu)) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < T::kElements; ++i) p[i] = p[i] < 0.0f ? 0.0f : p[i];
+      } else if (activation == static_cast<int>(QuantizedActivation::kGeluTanh)) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < T::kElements; ++i)
+          p[i] = 0.5f * p[i] * (1.0f + tanhf(kSqrt2OverPi * (p[i] + 0.044715f * p[i] * p[i] * p[i])));
       }
     }
 
@@ -70,12 +79,11 @@ struct QuantizedEpilogue {
         for (int i = 0; i < T::kElements; ++i) p[i] += (*residual)[i];
         p = round(p);
       }
-      if (args.activation != 0) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < T::kElements; ++i) p[i] = activate(p[i], args.activation);
+      if (kGeluErf || args.activation != 0) {
+        activate(p, args.activation);
         p = round(p);
       }
-      if (args.requantize) {
+      if constexpr (kRequantize) {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < T::kElements; ++i) p[i] = p[i] / sy[i];  // one fp32 division, as the layer
       }
@@ -92,7 +100,7 @@ struct QuantizedEpilogue {
   };
 };
 
-template <class Product, class Output, class TileShape, bool kResidual>
+template <class Product, class Output, class TileShape, bool kResidual, bool kGeluErf>
 struct EpilogueTree {
   using Sa = fusion::Sm90ScalarBroadcast<float>;
   // sb: one value or one per column, chosen at run time (a bool N stride).
@@ -101,14 +109,15 @@ struct EpilogueTree {
   using Sy = fusion::Sm90ScalarBroadcast<float>;
   // The output conversion rounds to nearest even; into int8 or e4m3 it saturates (cvt .sat /
   // .satfinite), as the quantize layer does.
-  using Compute = fusion::Sm90Compute<QuantizedEpilogue<Product>::template Fn, Output, float,
+  using Epilogue = QuantizedEpilogue<Product, !std::is_same_v<Product, Output>, kGeluErf>;
+  using Compute = fusion::Sm90Compute<Epilogue::template Fn, Output, float,
                                       cutlass::FloatRoundStyle::round_to_nearest>;
   using type =
       std::conditional_t<kResidual, fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias, Sy, fusion::Sm90SrcFetch<Product>>,
                          fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias, Sy>>;
 };
 
-template <class Input, class Product, class Output, bool kResidual, Sm90GemmTile kTile>
+template <class Input, class Product, class Output, bool kResidual, Sm90GemmTile kTile, bool kGeluErf>
 struct Kernel {
   static constexpr bool kCooperative = kTile == Sm90GemmTile::kCooperative128x128;
   using TileShape = std::conditional_t<kTile == Sm90GemmTile::kPingpong64x128, Shape<_64, _128, _128>, Shape<_128, _128, _128>>;
@@ -127,7 +136,7 @@ struct Kernel {
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, Accumulator, float, ElementC, cutlass::layout::RowMajor,
       kResidual ? kAlignProduct : kAlignOutput, Output, cutlass::layout::RowMajor, kAlignOutput, EpilogueSchedule,
-      typename EpilogueTree<Product, Output, TileShape, kResidual>::type>::CollectiveOp;
+      typename EpilogueTree<Product, Output, TileShape, kResidual, kGeluErf>::type>::CollectiveOp;
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Input, cutlass::layout::RowMajor, kAlignInput, Input,
       cutlass::layout::ColumnMajor, kAlignInput, Accumulator, TileShape, ClusterShape,
@@ -157,7 +166,7 @@ struct Kernel {
     get<2>(tree) = {a.b_scale, 1.0f, {_0{}, a.b_per_channel, int64_t(0)}};
     get<3>(tree) = {static_cast<const Product*>(a.bias), Product(0.0f), {}};
     get<4>(tree) = {{1.0f}, {a.y_scale}, {}};
-    get<kResidual ? 6 : 5>(tree) = EpilogueParams{static_cast<int>(a.activation), a.bias != nullptr, a.y_scale != nullptr};
+    get<kResidual ? 6 : 5>(tree) = EpilogueParams{static_cast<int>(a.activation), a.bias != nullptr};
     if constexpr (kResidual) args.epilogue.ptr_C = static_cast<const Product*>(a.residual);
     args.epilogue.dC = stride_c;
     args.epilogue.ptr_D = static_cast<Output*>(a.d);
@@ -224,37 +233,43 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
 };
 
 // Calls `f(Kernel<...>{})` for the instantiation `gemm` names; false when none is compiled: fp16
-// products, with a residual or without, or quantized to the input's own type.
+// products, with a residual or without, or quantized to the input's own type; the erf GELU's
+// kernels without a residual.
 template <class F>
 bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
   if (gemm.product != DataType::kFloat16) return false;
-  auto by_tile = [&](auto input, auto output, auto residual) {
+  auto by_tile = [&](auto input, auto output, auto residual, auto gelu_erf) {
     using Input = decltype(input);
     using Output = decltype(output);
-    constexpr bool kResidual = decltype(residual)::value;
+    constexpr bool kResidual = decltype(residual)::value, kGeluErf = decltype(gelu_erf)::value;
     switch (gemm.tile) {
       case Sm90GemmTile::kCooperative128x128:
-        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kCooperative128x128>{});
+        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kCooperative128x128, kGeluErf>{});
         return true;
       case Sm90GemmTile::kPingpong64x128:
-        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong64x128>{});
+        f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong64x128, kGeluErf>{});
         return true;
       case Sm90GemmTile::kPingpong128x128:
         // Not for fp8: its mainloop promotes into a second 128x128 accumulator, and a warp group
         // holding two spills registers to the stack.
         if constexpr (std::is_same_v<Input, cutlass::float_e4m3_t>) return false;
         else {
-          f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong128x128>{});
+          f(Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong128x128, kGeluErf>{});
           return true;
         }
     }
     return false;
   };
   auto by_output = [&](auto input) {
+    if (gemm.gelu_erf) {
+      if (gemm.residual) return false;
+      if (gemm.output == DataType::kFloat16) return by_tile(input, cutlass::half_t{}, std::false_type{}, std::true_type{});
+      return gemm.output == gemm.input && by_tile(input, input, std::false_type{}, std::true_type{});
+    }
     if (gemm.output == DataType::kFloat16)
-      return gemm.residual ? by_tile(input, cutlass::half_t{}, std::true_type{})
-                           : by_tile(input, cutlass::half_t{}, std::false_type{});
-    return gemm.output == gemm.input && !gemm.residual && by_tile(input, input, std::false_type{});
+      return gemm.residual ? by_tile(input, cutlass::half_t{}, std::true_type{}, std::false_type{})
+                           : by_tile(input, cutlass::half_t{}, std::false_type{}, std::false_type{});
+    return gemm.output == gemm.input && !gemm.residual && by_tile(input, input, std::false_type{}, std::false_type{});
   };
   if (gemm.input == DataType::kInt8) return by_output(int8_t{});
   if (gemm.input == DataType::kFloat8E4M3) return by_output(cutlass::float_e4m3_t{});
@@ -297,7 +312,8 @@ cudaError_t Sm90QuantizedGemmLauncher::prepare() { return set_up(); }
 cudaError_t Sm90QuantizedGemmLauncher::launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes,
                                               cudaStream_t stream) {
   if (!args.a || !args.b || !args.d || !args.a_scale || !args.b_scale || (args.residual != nullptr) != gemm_.residual ||
-      (args.y_scale != nullptr) != (gemm_.output != gemm_.product))
+      (args.y_scale != nullptr) != (gemm_.output != gemm_.product) ||
+      (args.activation == QuantizedActivation::kGeluErf) != gemm_.gelu_erf)
     return cudaErrorInvalidValue;
   // The tensor memory accelerator reads and writes 16-byte aligned rows; the vector loads of the
   // bias and the per-channel scales are 16 bytes too.

@@ -41,6 +41,8 @@ struct Sm90QuantizedGemm {
   DataType product = DataType::kFloat16;   // y, bias and residual: kFloat16 (the one instantiated)
   DataType output = DataType::kFloat16;    // d: the product, or (quantized) the input's type
   bool residual = false;                   // not with a quantized output
+  bool gelu_erf = false;                   // the erf GELU is the activation: kernels of its own,
+                                           // without a residual (the others take none, relu, gelu_tanh)
   Sm90GemmTile tile = Sm90GemmTile::kCooperative128x128;
 
   std::string to_string() const;
@@ -76,7 +78,7 @@ class Sm90QuantizedGemmLauncher {
   // Launches on `stream`; no allocation, no synchronization (the kernel's parameters are built on
   // the host at the first launch and again only when an address or size changes).
   // cudaErrorInvalidValue for a missing pointer, a residual given to a kernel without one (or none
-  // to one with) or too little workspace, cudaErrorMisalignedAddress for a tensor not 16-byte
+  // to one with), a gelu_erf activation not the kernel's or too little workspace, cudaErrorMisalignedAddress for a tensor not 16-byte
   // aligned.
   cudaError_t launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
