@@ -495,7 +495,21 @@ ProductBound product_bound_terms(const Q& c, const HostArray& x) {
   const auto dq = [&](const ArrayView& q, int64_t i, const ArrayView& s, int64_t j) {
     return static_cast<double>(static_cast<float>(at(q, i)) * static_cast<float>(at(s, j)));
   };
+  // Each operand dequantized (and rounded, as the reference's) once: rows*k + k*n conversions,
+  // not rows*n*k (minutes for a BERT-sized case, run for each candidate).
   const ArrayView xv = x.view();
+  std::vector<double> xs(static_cast<size_t>(rows * k)), xs_rounded(xs.size()), ws(static_cast<size_t>(n * k)),
+      ws_rounded(ws.size());
+  for (int64_t i = 0; i < rows * k; ++i) {
+    xs[static_cast<size_t>(i)] = dq(xv, i, sx, 0);
+    xs_rounded[static_cast<size_t>(i)] = round_to(xs[static_cast<size_t>(i)], c.product);
+  }
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const size_t e = static_cast<size_t>(j * k + kk);  // [n, k] here, whatever the stored layout
+      ws[e] = dq(w, c.weight_nk ? j * k + kk : kk * n + j, sw, c.per_channel ? j : 0);
+      ws_rounded[e] = round_to(ws[e], c.product);
+    }
   ProductBound b;
   const size_t cells = static_cast<size_t>(rows * n);
   b.rounding.assign(cells, 0.0);
@@ -504,12 +518,14 @@ ProductBound product_bound_terms(const Q& c, const HostArray& x) {
   for (int64_t m = 0; m < rows; ++m)
     for (int64_t j = 0; j < n; ++j) {
       double rounding = 0, product = 0, abs_sum = 0;
+      const double* a = xs.data() + m * k;
+      const double* ar = xs_rounded.data() + m * k;
+      const double* v = ws.data() + j * k;
+      const double* vr = ws_rounded.data() + j * k;
       for (int64_t kk = 0; kk < k; ++kk) {
-        const double a = dq(xv, m * k + kk, sx, 0);
-        const double v = dq(w, c.weight_nk ? j * k + kk : kk * n + j, sw, c.per_channel ? j : 0);
-        rounding += round_to(a, c.product) * round_to(v, c.product) - a * v;
-        product += a * v;
-        abs_sum += std::fabs(a * v);
+        rounding += ar[kk] * vr[kk] - a[kk] * v[kk];
+        product += a[kk] * v[kk];
+        abs_sum += std::fabs(a[kk] * v[kk]);
       }
       const size_t e = static_cast<size_t>(m * n + j);
       b.rounding[e] = std::fabs(rounding);
