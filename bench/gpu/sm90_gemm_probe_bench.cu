@@ -1,7 +1,8 @@
 // What CUTLASS's sm90 int8 GEMM gives at BERT-base's shapes with its plain epilogue
 // (d = alpha · acc as fp16) beside our Q/DQ epilogue kernels (sm90_qgemm.h), so that a slow
-// kernel can be traced to its mainloop configuration or to its epilogue. Medians of CUDA-event
-// times after warm-up, each kernel launched with its parameters built once.
+// kernel can be traced to its mainloop configuration or to its epilogue; then our fp8 kernels and
+// the quantizing ones BERT's FFN up runs. Medians of CUDA-event times after warm-up, each kernel
+// launched with its parameters built once.
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 #include <cutlass/epilogue/collective/collective_builder.hpp>
@@ -22,6 +23,7 @@
 namespace {
 
 using namespace cute;
+using tensoracle::DataType;
 using tensoracle::backends::cuda::QuantizedActivation;
 using tensoracle::backends::cuda::Sm90GemmTile;
 using tensoracle::backends::cuda::Sm90QuantizedGemm;
@@ -125,8 +127,11 @@ int main(int argc, char** argv) {
   cudaMemset(a, 1, max_elems);
   cudaMemset(b, 2, max_elems);
   cudaMemset(bias, 0, 4096 * 2);
-  cudaMemset(scales, 0, 4096 * 4);
-  std::printf("sm90_gemm_probe_bench: int8 GEMMs, fp16 out, median ms of %d after %d warm-up\n", timed, warmup);
+  const std::vector<float> ones(4096, 1.0f);  // scales of 1: a quantized output divides by one
+  cudaMemcpy(scales, ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice);
+  std::printf("sm90_gemm_probe_bench: int8 GEMMs (fp8 where it says), fp16 out unless it says, median ms of %d after %d "
+              "warm-up\n",
+              timed, warmup);
   int status = 0;
   for (const Shape3& s : shapes) {
     if (!only_shape.empty() && only_shape != s.name) continue;
@@ -150,18 +155,28 @@ int main(int argc, char** argv) {
       QuantizedActivation act;
       bool per_channel, with_bias;
       const char* label;
+      DataType input = DataType::kInt8;
+      bool quantized_output = false;  // d in the input's type, divided by a scale (BERT's FFN up)
     };
-    const Sm90GemmTile coop = Sm90GemmTile::kCooperative128x128, pingpong = Sm90GemmTile::kPingpong128x128;
+    const Sm90GemmTile coop = Sm90GemmTile::kCooperative128x128, pingpong = Sm90GemmTile::kPingpong128x128,
+                       pingpong64 = Sm90GemmTile::kPingpong64x128;
     const QuantizedActivation none = QuantizedActivation::kNone, erf = QuantizedActivation::kGeluErf;
+    const DataType fp8 = DataType::kFloat8E4M3, int8 = DataType::kInt8;
     for (const Variant& v : {Variant{coop, none, false, false, "ours coop, no vectors"},
                              Variant{coop, none, true, false, "ours coop, channel scales"},
                              Variant{coop, none, true, true, "ours coop, channel scales + bias"},
                              Variant{coop, erf, true, true, "ours coop, channel scales + bias + gelu_erf"},
                              Variant{pingpong, none, false, false, "ours pingpong 128x128, no vectors"},
                              Variant{pingpong, none, true, true, "ours pingpong 128x128, channel scales + bias"},
-                             Variant{pingpong, erf, true, true, "ours pingpong 128x128, channel scales + bias + gelu_erf"}}) {
+                             Variant{pingpong, erf, true, true, "ours pingpong 128x128, channel scales + bias + gelu_erf"},
+                             Variant{pingpong, erf, true, true, "ours pingpong 128x128, ... + gelu_erf -> int8", int8, true},
+                             Variant{coop, erf, false, true, "fp8 coop, bias + gelu_erf -> fp8", fp8, true},
+                             Variant{pingpong64, erf, false, true, "fp8 pingpong 64x128, bias + gelu_erf -> fp8", fp8, true},
+                             Variant{coop, none, false, true, "fp8 coop, bias", fp8}}) {
       Sm90QuantizedGemm gemm;
       gemm.tile = v.tile;
+      gemm.input = v.input;
+      gemm.output = v.quantized_output ? v.input : DataType::kFloat16;
       gemm.gelu_erf = v.act == QuantizedActivation::kGeluErf;
       std::shared_ptr<tensoracle::backends::cuda::Sm90QuantizedGemmLauncher> launcher =
           tensoracle::backends::cuda::make_sm90_quantized_gemm_launcher(gemm);
@@ -173,6 +188,7 @@ int main(int argc, char** argv) {
       args.m = s.m, args.n = s.n, args.k = s.k, args.a = a, args.b = b, args.d = d, args.a_scale = scales;
       args.b_scale = scales, args.b_per_channel = v.per_channel, args.bias = v.with_bias ? bias : nullptr;
       args.activation = v.act, args.sm_count = sm_count;
+      args.y_scale = v.quantized_output ? scales : nullptr;
       report(v.label, [launcher, args](cudaStream_t stream) { return launcher->launch(args, nullptr, 0, stream) == cudaSuccess; });
     }
     std::printf("%s\n", line.c_str());
