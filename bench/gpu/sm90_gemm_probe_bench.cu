@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     else if (flag == "--timed") timed = std::max(1, std::atoi(argv[i + 1]));
     else if (flag == "--shape") only_shape = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: sm90_gemm_probe_bench [--shape qkv|ffn_up|ffn_down|'qkv b1'] [--warmup N] [--timed N]\n");
+      std::fprintf(stderr, "usage: sm90_gemm_probe_bench [--shape qkv|ffn_up|ffn_down|attn_out|'qkv b1'|...] [--warmup N] [--timed N]\n");
       return 2;
     }
   }
@@ -112,13 +112,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   struct Shape3 { const char* name; int m, n, k; };
-  const Shape3 shapes[] = {{"qkv", 4096, 2304, 768}, {"ffn_up", 4096, 3072, 768}, {"ffn_down", 4096, 768, 3072},
-                           {"qkv b1", 128, 2304, 768}};
+  const Shape3 shapes[] = {{"qkv", 4096, 2304, 768},       {"ffn_up", 4096, 3072, 768},   {"ffn_down", 4096, 768, 3072},
+                           {"attn_out", 4096, 768, 768},   {"qkv b1", 128, 2304, 768},    {"ffn_up b1", 128, 3072, 768},
+                           {"ffn_down b1", 128, 768, 3072}, {"attn_out b1", 128, 768, 768}};
   const size_t max_elems = size_t(4096) * 3072;
   int8_t *a = nullptr, *b = nullptr;
   cutlass::half_t *d = nullptr, *bias = nullptr;
   float* scales = nullptr;
+  void* workspace = nullptr;  // a stream-K kernel's partial sums and barriers
+  const size_t workspace_bytes = size_t(64) << 20;
   if (cudaMalloc(&a, max_elems) != cudaSuccess || cudaMalloc(&b, max_elems) != cudaSuccess ||
+      cudaMalloc(&workspace, workspace_bytes) != cudaSuccess ||
       cudaMalloc(&d, max_elems * 2) != cudaSuccess || cudaMalloc(&bias, 4096 * 2) != cudaSuccess ||
       cudaMalloc(&scales, 4096 * 4) != cudaSuccess) {
     std::fprintf(stderr, "sm90_gemm_probe_bench: out of memory\n");
@@ -159,12 +163,14 @@ int main(int argc, char** argv) {
       bool quantized_output = false;  // d in the input's type, divided by a scale (BERT's FFN up)
     };
     const Sm90GemmTile coop = Sm90GemmTile::kCooperative128x128, pingpong = Sm90GemmTile::kPingpong128x128,
-                       pingpong64 = Sm90GemmTile::kPingpong64x128;
+                       pingpong64 = Sm90GemmTile::kPingpong64x128, streamk = Sm90GemmTile::kStreamK128x128;
     const QuantizedActivation none = QuantizedActivation::kNone, erf = QuantizedActivation::kGeluErf;
     const DataType fp8 = DataType::kFloat8E4M3, int8 = DataType::kInt8;
     for (const Variant& v : {Variant{coop, none, false, false, "ours coop, no vectors"},
                              Variant{coop, none, true, false, "ours coop, channel scales"},
                              Variant{coop, none, true, true, "ours coop, channel scales + bias"},
+                             Variant{pingpong64, none, true, true, "ours pingpong 64x128, channel scales + bias"},
+                             Variant{streamk, none, true, true, "ours stream-K, channel scales + bias"},
                              Variant{coop, erf, true, true, "ours coop, channel scales + bias + gelu_erf"},
                              Variant{pingpong, none, false, false, "ours pingpong 128x128, no vectors"},
                              Variant{pingpong, none, true, true, "ours pingpong 128x128, channel scales + bias"},
@@ -172,7 +178,9 @@ int main(int argc, char** argv) {
                              Variant{pingpong, erf, true, true, "ours pingpong 128x128, ... + gelu_erf -> int8", int8, true},
                              Variant{coop, erf, false, true, "fp8 coop, bias + gelu_erf -> fp8", fp8, true},
                              Variant{pingpong64, erf, false, true, "fp8 pingpong 64x128, bias + gelu_erf -> fp8", fp8, true},
-                             Variant{coop, none, false, true, "fp8 coop, bias", fp8}}) {
+                             Variant{coop, none, false, true, "fp8 coop, bias", fp8},
+                             Variant{streamk, none, false, true, "fp8 stream-K, bias", fp8},
+                             Variant{streamk, none, false, true, "fp8 stream-K, bias -> fp8", fp8, true}}) {
       Sm90QuantizedGemm gemm;
       gemm.tile = v.tile;
       gemm.input = v.input;
@@ -189,7 +197,13 @@ int main(int argc, char** argv) {
       args.b_scale = scales, args.b_per_channel = v.per_channel, args.bias = v.with_bias ? bias : nullptr;
       args.activation = v.act, args.sm_count = sm_count;
       args.y_scale = v.quantized_output ? scales : nullptr;
-      report(v.label, [launcher, args](cudaStream_t stream) { return launcher->launch(args, nullptr, 0, stream) == cudaSuccess; });
+      if (tensoracle::backends::cuda::sm90_quantized_gemm_workspace(gemm, args) > workspace_bytes) {
+        report(v.label, {});
+        continue;
+      }
+      report(v.label, [launcher, args, workspace, workspace_bytes](cudaStream_t stream) {
+        return launcher->launch(args, workspace, workspace_bytes, stream) == cudaSuccess;
+      });
     }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
