@@ -135,6 +135,8 @@ inline void expect_every_candidate_matches(const Lowered& l, const cu::PlannedSt
     DeviceBuffer workspace = bytes ? DeviceBuffer::allocate(bytes, "workspace").value() : DeviceBuffer();
     buffers.workspace = workspace.data();
     buffers.workspace_bytes = bytes;
+    const Status prepared = tactic->prepare_constants(*step, buffers, ctx);
+    ASSERT_TRUE(prepared.is_ok()) << tactic->name() << ": " << prepared.to_string();
     // Twice: a second run must find what the first left in the workspace as usable as it found
     // it (a stream-K kernel's barriers count up in there).
     for (int run = 1; run <= 2; ++run) {
