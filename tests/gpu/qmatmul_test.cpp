@@ -166,6 +166,17 @@ TEST(QuantizedMatmulLowering, AWeightQuantizedInTheGraphFoldsAndTheLinearLayerFu
   }
 }
 
+// The explicit path dequantizes a constant weight once (prepare_constants): the instance says
+// which dequantized operand is constant, data and scale both.
+TEST(QuantizedMatmulLowering, TheStepKnowsWhichDequantizedOperandIsConstant) {
+  const Lowered l = lower(Q::of(kI8, kF16, {32, 64}, 48).per_output_channel().with_bias(), 90);
+  auto inst = cu::instantiate(l.net, *l.step_of("fc1"), l.desc);
+  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
+  ASSERT_EQ(inst->quantization.dequantized.size(), 2u);
+  EXPECT_FALSE(inst->quantization.dequantized[0].constant) << "x_dq reads the network's input";
+  EXPECT_TRUE(inst->quantization.dequantized[1].constant) << "w_dq reads a constant weight and scale";
+}
+
 // The cases of gpu_cases() that passed on a GPU (docs/perf/gpu-log.md: the H200 on 2026-12-03
 // 21:05, the last four on an H100 on 2026-12-07): their fused forms stay proposed, every layer of
 // the pattern in fc1's step.
