@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   int8_t *a = nullptr, *b = nullptr;
   cutlass::half_t *d = nullptr, *bias = nullptr;
   float* scales = nullptr;
-  void* workspace = nullptr;  // a stream-K kernel's partial sums and barriers
+  void* workspace = nullptr;  // what a kernel asks for (none so far)
   const size_t workspace_bytes = size_t(64) << 20;
   if (cudaMalloc(&a, max_elems) != cudaSuccess || cudaMalloc(&b, max_elems) != cudaSuccess ||
       cudaMalloc(&workspace, workspace_bytes) != cudaSuccess ||
@@ -163,14 +163,13 @@ int main(int argc, char** argv) {
       bool quantized_output = false;  // d in the input's type, divided by a scale (BERT's FFN up)
     };
     const Sm90GemmTile coop = Sm90GemmTile::kCooperative128x128, pingpong = Sm90GemmTile::kPingpong128x128,
-                       pingpong64 = Sm90GemmTile::kPingpong64x128, streamk = Sm90GemmTile::kStreamK128x128;
+                       pingpong64 = Sm90GemmTile::kPingpong64x128;
     const QuantizedActivation none = QuantizedActivation::kNone, erf = QuantizedActivation::kGeluErf;
     const DataType fp8 = DataType::kFloat8E4M3, int8 = DataType::kInt8;
     for (const Variant& v : {Variant{coop, none, false, false, "ours coop, no vectors"},
                              Variant{coop, none, true, false, "ours coop, channel scales"},
                              Variant{coop, none, true, true, "ours coop, channel scales + bias"},
                              Variant{pingpong64, none, true, true, "ours pingpong 64x128, channel scales + bias"},
-                             Variant{streamk, none, true, true, "ours stream-K, channel scales + bias"},
                              Variant{coop, erf, true, true, "ours coop, channel scales + bias + gelu_erf"},
                              Variant{pingpong, none, false, false, "ours pingpong 128x128, no vectors"},
                              Variant{pingpong, none, true, true, "ours pingpong 128x128, channel scales + bias"},
@@ -179,8 +178,7 @@ int main(int argc, char** argv) {
                              Variant{coop, erf, false, true, "fp8 coop, bias + gelu_erf -> fp8", fp8, true},
                              Variant{pingpong64, erf, false, true, "fp8 pingpong 64x128, bias + gelu_erf -> fp8", fp8, true},
                              Variant{coop, none, false, true, "fp8 coop, bias", fp8},
-                             Variant{streamk, none, false, true, "fp8 stream-K, bias", fp8},
-                             Variant{streamk, none, false, true, "fp8 stream-K, bias -> fp8", fp8, true}}) {
+                             Variant{coop, none, false, true, "fp8 coop, bias -> fp8", fp8, true}}) {
       Sm90QuantizedGemm gemm;
       gemm.tile = v.tile;
       gemm.input = v.input;

@@ -25,20 +25,15 @@ QuantizedActivation activation_of(LtActivation act) {
   }
 }
 
-// Where the GPU is not known yet: no sm90 GPU has more SMs (H100 and H200 SXM: 132). A stream-K
-// kernel's workspace grows with the SMs it runs on.
-constexpr int kSmCountBound = 160;
-
-// The sizes of `plan`'s product (what CUTLASS's can_implement and workspace sizes look at) on a
-// GPU of `sm_count` SMs.
-Sm90QuantizedGemmArgs shape_args(const QuantizedMatmulPlan& plan, int sm_count = kSmCountBound) {
+// The sizes of `plan`'s product (what CUTLASS's can_implement looks at).
+Sm90QuantizedGemmArgs shape_args(const QuantizedMatmulPlan& plan) {
   Sm90QuantizedGemmArgs args;
   args.m = plan.rows;
   args.n = plan.cols;
   args.k = plan.dequantized.gemm.k;
   args.b_per_channel = plan.b_per_channel;
   args.activation = activation_of(plan.dequantized.gemm.activation);
-  args.sm_count = sm_count;  // CUTLASS would ask the device for 0
+  args.sm_count = 1;  // any: CUTLASS's size checks need none, and would ask the device for 0
   return args;
 }
 
@@ -72,8 +67,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
     plan_ = std::move(*plan);
     TO_ASSIGN_OR_RETURN_CONTEXT(gemm_, sm90_gemm_for(plan_, layer, cc), fmt::format("{} (choice {})", name(), choice().dump()));
     gemm_.tile = tile_;
-    sm_count_ = ctx.device && ctx.device->sm_count > 0 ? ctx.device->sm_count : kSmCountBound;
-    const Sm90QuantizedGemmArgs args = shape_args(plan_, sm_count_);
+    const Sm90QuantizedGemmArgs args = shape_args(plan_);
     if (const std::string refusal = sm90_quantized_gemm_refusal(gemm_, args); !refusal.empty())
       return unsupported("layer '{}': {} cannot run {} ({}x{}x{}): {}", layer, name(), gemm_.to_string(), args.m, args.n,
                          args.k, refusal);
@@ -84,6 +78,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
     if (workspace_ > ctx.workspace_bytes)
       return unsupported("layer '{}': {} needs {} bytes of workspace, more than the {} bytes given", layer, name(), workspace_,
                          ctx.workspace_bytes);
+    sm_count_ = ctx.device ? ctx.device->sm_count : 0;
     shapes_ = StepShapes::of(step);
     initialized_ = true;
     return Status::ok();
@@ -95,7 +90,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
     TO_ASSERT(!buffers.outputs.empty() &&
               std::max({plan_.a_data, plan_.a_scale, plan_.b_data, plan_.b_scale}) < buffers.inputs.size() &&
               std::max(bias, residual) < static_cast<int>(buffers.extra_inputs.size()));
-    Sm90QuantizedGemmArgs args = shape_args(plan_, sm_count_);
+    Sm90QuantizedGemmArgs args = shape_args(plan_);
     args.a = buffers.inputs[plan_.a_data].data;
     args.b = buffers.inputs[plan_.b_data].data;
     args.a_scale = static_cast<const float*>(buffers.inputs[plan_.a_scale].data);
@@ -104,6 +99,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
     args.residual = residual >= 0 ? buffers.extra_inputs[static_cast<size_t>(residual)].data : nullptr;
     args.y_scale = plan_.requantize ? static_cast<const float*>(buffers.inputs[plan_.y_scale].data) : nullptr;
     args.d = buffers.outputs[0].data;
+    args.sm_count = sm_count_;
     const cudaError_t ran = launcher_->launch(args, buffers.workspace, buffers.workspace_bytes, ctx.stream);
     if (ran == cudaSuccess) return Status::ok();
     return cuda_status(ran, fmt::format("layer '{}': {} ({})", step.anchor.node.name, name(), gemm_.to_string()).c_str());

@@ -9,7 +9,6 @@ const char* sm90_gemm_tile_name(Sm90GemmTile tile) {
     case Sm90GemmTile::kCooperative128x128: return "cooperative_128x128";
     case Sm90GemmTile::kPingpong64x128: return "pingpong_64x128";
     case Sm90GemmTile::kPingpong128x128: return "pingpong_128x128";
-    case Sm90GemmTile::kStreamK128x128: return "streamk_128x128";
   }
   return "?";
 }

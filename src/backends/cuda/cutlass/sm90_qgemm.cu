@@ -35,12 +35,6 @@ bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
       case Sm90GemmTile::kPingpong64x128:
         f(kernel_ops<Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong64x128, kGeluErf>>());
         return true;
-      case Sm90GemmTile::kStreamK128x128:
-        if constexpr (kGeluErf) return false;  // not compiled
-        else {
-          f(kernel_ops<Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kStreamK128x128, false>>());
-          return true;
-        }
       case Sm90GemmTile::kPingpong128x128:
         // Not for fp8: its mainloop promotes into a second 128x128 accumulator, and a warp group
         // holding two spills registers to the stack.
@@ -75,8 +69,6 @@ std::string sm90_quantized_gemm_refusal(const Sm90QuantizedGemm& gemm, const Sm9
     return "sizes outside (0, 2^31)";
   std::string reason = gemm.input == DataType::kFloat8E4M3 && gemm.tile == Sm90GemmTile::kPingpong128x128
                            ? "no fp8 kernel with this tile (two 128x128 accumulators a warp group spill)"
-                       : gemm.gelu_erf && gemm.tile == Sm90GemmTile::kStreamK128x128
-                           ? "no erf GELU kernel with this tile"
                            : "no kernel compiled for these types";
   dispatch(gemm, [&](const KernelOps& ops) { reason = ops.refusal(args); });
   return reason;

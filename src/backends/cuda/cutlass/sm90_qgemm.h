@@ -29,12 +29,9 @@ enum class Sm90GemmTile : uint8_t {
   kPingpong64x128,      // two 64x128 tiles in turn: small M, more tiles for the SMs
   kPingpong128x128,     // two 128x128 tiles in turn: one warp group's epilogue hides behind the
                         // other's mainloop
-  kStreamK128x128,      // cooperative 128x128 tiles, the K loop of some split across SMs (stream-K)
-                        // so that every SM has work when the tiles are few or their last wave
-                        // is partial; the parts add up in the workspace before the epilogue
 };
 inline constexpr Sm90GemmTile kSm90GemmTiles[] = {Sm90GemmTile::kCooperative128x128, Sm90GemmTile::kPingpong64x128,
-                                                  Sm90GemmTile::kStreamK128x128, Sm90GemmTile::kPingpong128x128};
+                                                  Sm90GemmTile::kPingpong128x128};
 const char* sm90_gemm_tile_name(Sm90GemmTile tile);
 
 enum class QuantizedActivation : uint8_t { kNone, kRelu, kGeluTanh, kGeluErf };

@@ -123,8 +123,7 @@ struct EpilogueTree {
 
 template <class Input, class Product, class Output, bool kResidual, Sm90GemmTile kTile, bool kGeluErf>
 struct Kernel {
-  static constexpr bool kStreamK = kTile == Sm90GemmTile::kStreamK128x128;
-  static constexpr bool kCooperative = kTile == Sm90GemmTile::kCooperative128x128 || kStreamK;
+  static constexpr bool kCooperative = kTile == Sm90GemmTile::kCooperative128x128;
   using TileShape = std::conditional_t<kTile == Sm90GemmTile::kPingpong64x128, Shape<_64, _128, _128>, Shape<_128, _128, _128>>;
   using ClusterShape = Shape<_1, _1, _1>;
   using MainloopSchedule = std::conditional_t<kCooperative, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
@@ -148,9 +147,7 @@ struct Kernel {
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
-  using TileScheduler = std::conditional_t<kStreamK, cutlass::gemm::StreamKScheduler, void>;
-  using GemmKernel =
-      cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue, TileScheduler>;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
   static typename Gemm::Arguments arguments(const Sm90QuantizedGemmArgs& a) {
@@ -200,9 +197,7 @@ inline bool same_launch(const Sm90QuantizedGemmArgs& x, const Sm90QuantizedGemmA
 // runs), so kept and rebuilt only when an address, a size or the workspace changes; the
 // workspace is checked then too. An engine's buffers stay where they are between runs. The
 // kernel's shared-memory limit is raised once, in set_up(), so that a run makes no CUDA call but
-// its launches (it may be captured into a graph): a stream-K kernel's are two, the clearing of
-// the barriers its split tiles count on in the workspace (they are left counted), then the
-// kernel.
+// its launches (it may be captured into a graph).
 template <class K>
 class Launcher final : public Sm90QuantizedGemmLauncher {
  protected:
@@ -216,17 +211,15 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
   cudaError_t run(const Sm90QuantizedGemmArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) override {
     if (!ready_ || workspace != workspace_ || workspace_bytes != workspace_bytes_ || !same_launch(a, last_)) {
       ready_ = false;
-      args_ = K::arguments(a);
-      if (workspace_bytes < K::Gemm::get_workspace_size(args_) ||
-          K::GemmKernel::initialize_workspace(args_, workspace, stream) != cutlass::Status::kSuccess)
+      const typename K::Gemm::Arguments args = K::arguments(a);
+      if (workspace_bytes < K::Gemm::get_workspace_size(args) ||
+          K::GemmKernel::initialize_workspace(args, workspace, stream) != cutlass::Status::kSuccess)
         return cudaErrorInvalidValue;
-      params_ = K::GemmKernel::to_underlying_arguments(args_, workspace);
+      params_ = K::GemmKernel::to_underlying_arguments(args, workspace);
       last_ = a;
       workspace_ = workspace;
       workspace_bytes_ = workspace_bytes;
       ready_ = true;
-    } else if (K::kStreamK && K::GemmKernel::initialize_workspace(args_, workspace, stream) != cutlass::Status::kSuccess) {
-      return cudaErrorInvalidValue;
     }
     if (K::Gemm::run(params_, stream) != cutlass::Status::kSuccess) {
       const cudaError_t launch = cudaGetLastError();
@@ -236,7 +229,6 @@ class Launcher final : public Sm90QuantizedGemmLauncher {
   }
 
  private:
-  typename K::Gemm::Arguments args_;
   typename K::GemmKernel::Params params_;
   Sm90QuantizedGemmArgs last_;
   void* workspace_ = nullptr;
