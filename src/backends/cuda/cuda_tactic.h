@@ -30,6 +30,12 @@ class CudaTactic {
   virtual size_t workspace_size(const StepInstance&) const { return 0; }
   // Prepares for the step's concrete shapes. Called again when shapes change.
   virtual Status initialize(const StepInstance&, const RunContext&) { return Status::ok(); }
+  // After initialize, before the first run and outside any stream capture, once the step's
+  // constant inputs hold their values (Runtime::prepare; the tactic timer before it runs a
+  // candidate): work that depends on the constants alone, done once instead of at every run.
+  // `buffers` binds the constants and the engine's own tensors; network inputs and outputs may be
+  // unbound (null). Work may be queued on ctx.stream; the caller synchronizes before any run.
+  virtual Status prepare_constants(const StepInstance&, const StepBuffers&, const RunContext&) { return Status::ok(); }
   virtual Status run(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) = 0;
   // A tactic of a step that fuses quantize/dequantize layers (StepInstance::fuses_quantization)
   // that runs them as they would run unfused, kernels around a plain product: the build log

@@ -90,6 +90,11 @@ Result<StepInstance> instantiate(const Network& network, const PlannedStep& step
       if (!scale) return missing(node, node.inputs[1]);
       dq.data_input = *data;
       dq.scale_input = *scale;
+      const auto is_constant = [&network](Tensor t) {
+        const int64_t producer = network.tensor(t).producer;
+        return producer >= 0 && network.node(static_cast<size_t>(producer)).kind == OpKind::kConstant;
+      };
+      dq.constant = is_constant(node.inputs[0]) && is_constant(node.inputs[1]);
       inst.quantization.dequantized.push_back(dq);
       continue;
     }

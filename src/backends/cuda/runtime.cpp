@@ -233,7 +233,8 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
     // Each stream's steps share a workspace of their own; the tactic plans within it.
     const bool auxiliary = step.stream == kAuxiliaryStream;
     const uint64_t planned = auxiliary ? plan.memory.aux_workspace_bytes : plan.memory.workspace_bytes;
-    Status init = tactics_[s]->initialize(instance, handles_of(s).context(nullptr, &loaded_->device(), planned));
+    const RunContext ctx = handles_of(s).context(nullptr, &loaded_->device(), planned);
+    Status init = tactics_[s]->initialize(instance, ctx);
     if (!init.is_ok()) return init.with_context(fmt::format("layer '{}' ({})", net.node(step.anchor).name, step.tactic));
     const size_t workspace = tactics_[s]->workspace_size(instance);
     if (workspace > planned)
@@ -263,8 +264,12 @@ Result<std::map<std::string, Dims>> Runtime::prepare(const std::map<std::string,
     fill(step.inputs, &step.input_layouts, 0, buffers.inputs);
     fill(step.extra_inputs, &step.extra_input_layouts, 1, buffers.extra_inputs);
     fill(step.outputs, &step.output_layouts, 2, buffers.outputs);
+    Status constants = tactics_[s]->prepare_constants(instance, buffers, ctx);
+    if (!constants.is_ok()) return constants.with_context(fmt::format("layer '{}' ({})", net.node(step.anchor).name, step.tactic));
     buffers_.push_back(std::move(buffers));
   }
+  // What prepare_constants queued ends before the caller's first run, on whatever stream.
+  TO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr));
   // Outputs no step writes: network inputs or constants marked as outputs.
   std::vector<bool> written(net.num_tensors(), false);
   for (const PlannedStep& step : plan.steps)

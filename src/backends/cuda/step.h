@@ -33,6 +33,8 @@ struct FusedDequantize {
   const TensorDesc* data = nullptr;   // its quantized input (int8 or fp8)
   const TensorDesc* scale = nullptr;  // its scale
   size_t data_input = 0, scale_input = 0;  // where both are in the step's inputs
+  bool constant = false;  // data and scale are constants (a Q/DQ graph's weight): the value it
+                          // dequantizes to is the same at every run
 };
 
 // A quantize layer computed in the step: last, reading the epilogue's result (or the anchor's

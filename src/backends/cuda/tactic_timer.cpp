@@ -177,6 +177,7 @@ Result<StepBuffers> TacticTimer::run_checked(CudaTactic& tactic, const StepInsta
   StepBuffers buffers = buffers_;
   buffers.workspace = workspace ? workspace_.data() : nullptr;
   buffers.workspace_bytes = workspace;
+  TO_RETURN_IF_ERROR(tactic.prepare_constants(step, buffers, ctx));
   for (const DeviceTensor& t : buffers.outputs)  // poison: NaN in every floating type
     if (t.data) TO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(t.data, 0xFF, t.byte_size(), stream_));
   for (int w = 0; w < 2; ++w) TO_RETURN_IF_ERROR(tactic.run(step, buffers, ctx));

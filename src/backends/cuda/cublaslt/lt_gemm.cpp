@@ -51,6 +51,7 @@ cublasLtEpilogue_t epilogue_of(LtActivation activation, bool bias) {
   switch (activation) {
     case LtActivation::kRelu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     case LtActivation::kGeluTanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    case LtActivation::kGeluErf:  // refused before any descriptor is made (validate)
     case LtActivation::kNone: break;
   }
   return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -60,6 +61,7 @@ const char* activation_name(LtActivation activation) {
   switch (activation) {
     case LtActivation::kRelu: return "relu";
     case LtActivation::kGeluTanh: return "gelu_tanh";
+    case LtActivation::kGeluErf: return "gelu_erf";
     case LtActivation::kNone: break;
   }
   return "none";
@@ -149,6 +151,8 @@ Status LtGemm::build() {
   TO_ASSIGN_OR_RETURN(const cudaDataType_t out_type, cuda_type(d.output_type));
   const bool fp8 = d.input_type == DataType::kFloat8E4M3, int8 = d.input_type == DataType::kInt8;
   const bool fp8_out = fp8 && d.output_type == DataType::kFloat8E4M3;
+  if (d.activation == LtActivation::kGeluErf)
+    return unsupported("cuBLASLt GEMM: gelu_erf is not a cuBLASLt epilogue (its GELU is the tanh form): {}", d.to_string());
   if (d.fast_accumulation && !fp8)
     return invalid_argument("cuBLASLt GEMM: fast accumulation is an fp8 mode, not one for {}", d.to_string());
   if ((d.b_scale_per_column || d.a_scale_per_row || d.alpha_per_column) && !fp8)

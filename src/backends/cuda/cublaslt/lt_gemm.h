@@ -48,7 +48,9 @@ inline constexpr size_t kLtWorkspaceLimit = size_t{32} << 20;
 // How many algorithms the heuristic is asked for; ranks index this list.
 inline constexpr int kLtMaxAlgorithms = 32;
 
-enum class LtActivation : uint8_t { kNone, kRelu, kGeluTanh };  // cuBLASLt's GELU is the tanh form
+// cuBLASLt's GELU is the tanh form. kGeluErf is none of its epilogues: a plan with it is for our
+// own kernels (matmul_plan.h EpilogueKernel::kOwn), and LtGemm refuses it.
+enum class LtActivation : uint8_t { kNone, kRelu, kGeluTanh, kGeluErf };
 
 struct LtGemmDesc {
   // A and B: fp32, fp16 or bf16 (the same), C, D and bias: the input type, or fp32; or quantized

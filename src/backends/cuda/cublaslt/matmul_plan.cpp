@@ -77,7 +77,8 @@ struct Epilogue {
   LtActivation activation = LtActivation::kNone;
 };
 
-Result<Epilogue> parse_epilogue(const StepInstance& step, const std::string& layer, const TensorDesc& out, int64_t n) {
+Result<Epilogue> parse_epilogue(const StepInstance& step, const std::string& layer, const TensorDesc& out, int64_t n,
+                               EpilogueKernel kernel) {
   Epilogue e;
   const PointwiseProgram& p = step.program;
   if (p.inputs.empty() || !(p.inputs[0] == out))
@@ -111,13 +112,18 @@ Result<Epilogue> parse_epilogue(const StepInstance& step, const std::string& lay
             "residual of the output shape {} (before any activation)",
             layer, operand.to_string(), n, out.shape.to_string());
       }
-    } else if (in.code == PointwiseCode::kRelu || in.code == PointwiseCode::kGeluTanh) {
+    } else if (in.code == PointwiseCode::kRelu || in.code == PointwiseCode::kGeluTanh ||
+               (in.code == PointwiseCode::kGeluErf && kernel == EpilogueKernel::kOwn)) {
       if (stage == 3 || in.a != current)
         return unsupported("layer '{}': epilogue instruction {} is a second activation or does not read the product",
                            layer, k);
-      e.activation = in.code == PointwiseCode::kRelu ? LtActivation::kRelu : LtActivation::kGeluTanh;
+      e.activation = in.code == PointwiseCode::kRelu       ? LtActivation::kRelu
+                     : in.code == PointwiseCode::kGeluTanh ? LtActivation::kGeluTanh
+                                                           : LtActivation::kGeluErf;
       stage = 3;
     } else {
+      if (kernel == EpilogueKernel::kOwn)
+        return unsupported("layer '{}': epilogue instruction {} is not add, relu, gelu_tanh or gelu_erf", layer, k);
       return unsupported(
           "layer '{}': epilogue instruction {} is not add, relu or gelu_tanh (cuBLASLt fuses [add bias] [add residual] "
           "[relu | gelu_tanh]; gelu_erf is not its GELU)",
@@ -141,7 +147,7 @@ std::string MatmulPlan::to_string() const {
                      residual_input >= 0 ? fmt::format(", residual = extra input {}", residual_input) : std::string());
 }
 
-Result<MatmulPlan> plan_matmul(const StepInstance& step) {
+Result<MatmulPlan> plan_matmul(const StepInstance& step, EpilogueKernel epilogue_kernel) {
   const Node& node = step.anchor.node;
   const std::string& layer = node.name;
   if (node.kind != OpKind::kMatMul) return unsupported("layer '{}': not a matmul", layer);
@@ -187,7 +193,7 @@ Result<MatmulPlan> plan_matmul(const StepInstance& step) {
   MatmulPlan plan;
   Epilogue epilogue;
   if (step.has_epilogue()) {
-    TO_ASSIGN_OR_RETURN(epilogue, parse_epilogue(step, layer, out, n));
+    TO_ASSIGN_OR_RETURN(epilogue, parse_epilogue(step, layer, out, n, epilogue_kernel));
     plan.bias_input = epilogue.bias - 1;
     plan.residual_input = epilogue.residual - 1;
   }

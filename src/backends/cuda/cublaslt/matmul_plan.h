@@ -44,9 +44,13 @@ struct MatmulPlan {
   std::string to_string() const;  // for logs and test messages
 };
 
+// Whose epilogue computes the plan's: cuBLASLt's ([bias] [residual] [relu | gelu_tanh]) or our
+// own kernels' (cutlass_families.h), which also take gelu_erf.
+enum class EpilogueKernel : uint8_t { kCublasLt, kOwn };
+
 // The plan for `step`, or kUnsupported naming the layer and exactly what is not handled (types,
 // layouts, the epilogue's form). Pointers are assumed 16-byte aligned at their tensor's start;
 // the plan lowers gemm.pointer_alignment when batch offsets break that.
-Result<MatmulPlan> plan_matmul(const StepInstance& step);
+Result<MatmulPlan> plan_matmul(const StepInstance& step, EpilogueKernel epilogue = EpilogueKernel::kCublasLt);
 
 }  // namespace tensoracle::backends::cuda

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "backends/cuda/cublaslt/cublaslt_families.h"
@@ -20,6 +21,7 @@
 #include "backends/cuda/cublaslt/qmatmul_plan.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_tactic.h"
+#include "backends/cuda/device.h"
 #include "backends/cuda/kernels/quantize_args.h"
 #include "backends/cuda/step_shapes.h"
 #include "core/errors.h"
@@ -39,11 +41,12 @@ struct Scratch {
   size_t scales = 0;      // fp8: sa, sb, 1/sy as fp32, kFp8ScaleSpacing apart; then, for the
                           // scales in the GEMM, sa once per row from kRowScalesOffset
   size_t product = 0;     // the product before a quantize kernel, or the GEMM's bare accumulator
-  size_t a = 0, b = 0;    // explicit: the dequantized operands
+  size_t a = 0, b = 0;    // explicit: the dequantized operands (none for one the tactic holds)
   size_t total() const { return scales + product + a + b; }
 };
 
-Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused) {
+// `held`: by operand, whether the explicit path holds that operand dequantized (a constant).
+Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused, std::array<bool, 2> held = {false, false}) {
   Scratch s;
   const size_t cells = static_cast<size_t>(plan.rows * plan.cols);
   const size_t product = data_type_size(plan.product_type);
@@ -57,8 +60,8 @@ Scratch scratch_of(const QuantizedMatmulPlan& plan, bool fused) {
     if (fused && plan.gemm.a_scale_per_row) s.scales = aligned((kRowScalesOffset + plan.rows) * sizeof(float));
   }
   if (!fused) {
-    s.a = aligned(static_cast<size_t>(plan.rows * k) * product);
-    s.b = aligned(static_cast<size_t>(plan.cols * k) * product);
+    if (!held[0]) s.a = aligned(static_cast<size_t>(plan.rows * k) * product);
+    if (!held[1]) s.b = aligned(static_cast<size_t>(plan.cols * k) * product);
   }
   return s;
 }
@@ -109,7 +112,11 @@ class QuantizedMatmulTactic final : public CudaTactic {
     auto plan = plan_quantized_matmul(step, ctx.device ? ctx.device->compute_capability() : 0, form());
     if (!plan.is_ok()) return plan.status().with_context(fmt::format("{} (choice {})", name(), choice().dump()));
     plan_ = std::move(*plan);
-    scratch_ = scratch_of(plan_, fused_);
+    for (size_t i = 0; i < held_.size(); ++i) {
+      held_[i].holds = !fused_ && i < step.quantization.dequantized.size() && step.quantization.dequantized[i].constant;
+      held_[i].ready = false;
+    }
+    scratch_ = scratch_of(plan_, fused_, {held_[0].holds, held_[1].holds});
     if (scratch_.total() > ctx.workspace_bytes)
       return unsupported("layer '{}': {} needs {} bytes of scratch, more than the {} bytes of workspace given",
                          step.anchor.node.name, name(), scratch_.total(), ctx.workspace_bytes);
@@ -134,6 +141,33 @@ class QuantizedMatmulTactic final : public CudaTactic {
                                        : std::string());
     }
     shapes_ = StepShapes::of(step);
+    return Status::ok();
+  }
+
+  // The explicit path dequantizes a constant operand (a Q/DQ graph's weight) here, once, into a
+  // buffer of its own, as its run would: a run then dequantizes only what changes. Device memory
+  // for speed: the weight is held in the product's type too, as an fp16 engine holds it.
+  Status prepare_constants(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx) override {
+    if (!gemm_ || !shapes_.matches(step)) return not_prepared_for(step, name());
+    for (size_t i = 0; i < held_.size(); ++i) {
+      Held& held = held_[i];
+      held.ready = false;
+      if (!held.holds) continue;
+      const FusedDequantize& dq = step.quantization.dequantized[i];
+      const int64_t rows = i == 0 ? plan_.rows : plan_.cols;
+      const size_t bytes = static_cast<size_t>(rows * plan_.dequantized.gemm.k) * data_type_size(plan_.product_type);
+      if (held.value.size() < bytes) {
+        held.value = DeviceBuffer();
+        TO_ASSIGN_OR_RETURN(held.value, DeviceBuffer::allocate(bytes, "a dequantized constant operand"));
+      }
+      TO_ASSIGN_OR_RETURN(const QuantizeArgs q, quantize_args_of(*dq.layer, *dq.data, *dq.scale, plan_.product_type));
+      const size_t data = i == 0 ? plan_.a_data : plan_.b_data, scale = i == 0 ? plan_.a_scale : plan_.b_scale;
+      TO_ASSERT(std::max(data, scale) < buffers.inputs.size());
+      if (!input(buffers, data) || !input(buffers, scale))
+        return make_error(StatusCode::kInternal, "layer '{}': {}: constant operand {} is not bound", step.anchor.node.name, name(), i);
+      TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, data), input(buffers, scale), held.value.data(), q, ctx.stream));
+      held.ready = true;
+    }
     return Status::ok();
   }
 
@@ -255,26 +289,42 @@ class QuantizedMatmulTactic final : public CudaTactic {
                        "quantized GEMM epilogue kernel");
   }
 
-  // The layers as they would run unfused, inside one step.
+  // The layers as they would run unfused, inside one step; a constant operand's dequantize ran
+  // once, in prepare_constants.
   Status run_explicit(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) const {
-    const FusedDequantize& a = step.quantization.dequantized[0];
-    const FusedDequantize& b = step.quantization.dequantized[1];
-    TO_ASSIGN_OR_RETURN(const QuantizeArgs qa, quantize_args_of(*a.layer, *a.data, *a.scale, plan_.product_type));
-    TO_ASSIGN_OR_RETURN(const QuantizeArgs qb, quantize_args_of(*b.layer, *b.data, *b.scale, plan_.product_type));
-    TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, plan_.a_data), input(buffers, plan_.a_scale), p.a, qa, ctx.stream));
-    TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, plan_.b_data), input(buffers, plan_.b_scale), p.b, qb, ctx.stream));
+    const auto dequantized = [&](size_t i, void* scratch) -> Result<const void*> {
+      if (held_[i].holds) {
+        if (!held_[i].ready)
+          return make_error(StatusCode::kFailedPrecondition, "layer '{}': {} runs before prepare_constants",
+                            step.anchor.node.name, name());
+        return static_cast<const void*>(held_[i].value.data());
+      }
+      const FusedDequantize& dq = step.quantization.dequantized[i];
+      TO_ASSIGN_OR_RETURN(const QuantizeArgs q, quantize_args_of(*dq.layer, *dq.data, *dq.scale, plan_.product_type));
+      const size_t data = i == 0 ? plan_.a_data : plan_.b_data, scale = i == 0 ? plan_.a_scale : plan_.b_scale;
+      TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, data), input(buffers, scale), scratch, q, ctx.stream));
+      return static_cast<const void*>(scratch);
+    };
     LtGemmArgs args = gemm_args(buffers);
-    args.a = p.a;
-    args.b = p.b;
+    TO_ASSIGN_OR_RETURN(args.a, dequantized(0, p.a));
+    TO_ASSIGN_OR_RETURN(args.b, dequantized(1, p.b));
     args.d = plan_.requantize ? p.product : buffers.outputs[0].data;
     TO_RETURN_IF_ERROR(gemm_->run(ctx.cublaslt, args, ctx.stream, p.gemm_workspace, p.gemm_workspace_bytes));
     return plan_.requantize ? quantize(step, buffers, ctx, p.product) : Status::ok();
   }
 
+  // An operand the explicit path holds dequantized (a constant), by operand.
+  struct Held {
+    bool holds = false;
+    bool ready = false;  // prepare_constants filled `value`
+    DeviceBuffer value;
+  };
+
   Path path_;
   bool fused_;
   int rank_;
   bool fast_;
+  std::array<Held, 2> held_;
   QuantizedMatmulPlan plan_;
   Scratch scratch_;
   std::unique_ptr<LtGemm> gemm_;

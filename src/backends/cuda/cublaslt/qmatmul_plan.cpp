@@ -25,7 +25,8 @@ std::string QuantizedMatmulPlan::to_string() const {
                      gemm.to_string(), dequantized.to_string());
 }
 
-Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc, QuantizedMatmulForm form) {
+Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc, QuantizedMatmulForm form,
+                                                  EpilogueKernel epilogue) {
   const std::string& layer = step.anchor.node.name;
   if (step.anchor.node.kind != OpKind::kMatMul) return unsupported("layer '{}': not a matmul", layer);
   const std::vector<FusedDequantize>& dequantized = step.quantization.dequantized;
@@ -51,7 +52,7 @@ Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int 
   plain.quantization.dequantized.clear();
   plain.quantization.requantize.reset();
   if (step.quantization.requantize) plain.outputs = {step.quantization.requantize->before};
-  TO_ASSIGN_OR_RETURN(plan.dequantized, plan_matmul(plain));
+  TO_ASSIGN_OR_RETURN(plan.dequantized, plan_matmul(plain, epilogue));
   if (plan.dequantized.kind != MatmulPlan::Kind::kGemm)
     return unsupported("layer '{}': an empty product or K = 0 ({})", layer, plan.dequantized.to_string());
   const LtGemmDesc& g = plan.dequantized.gemm;

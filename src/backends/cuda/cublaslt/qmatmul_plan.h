@@ -78,8 +78,10 @@ enum class QuantizedMatmulForm : uint8_t {
 };
 
 // The plan for `step`, or kUnsupported naming the layer and what is not handled. `cc` is the
-// device's compute capability (fp8 needs 89+).
+// device's compute capability (fp8 needs 89+). With EpilogueKernel::kOwn the epilogue may hold
+// gelu_erf (for our own kernels; `gemm` then describes no cuBLASLt call).
 Result<QuantizedMatmulPlan> plan_quantized_matmul(const StepInstance& step, int cc,
-                                                  QuantizedMatmulForm form = QuantizedMatmulForm::kDefault);
+                                                  QuantizedMatmulForm form = QuantizedMatmulForm::kDefault,
+                                                  EpilogueKernel epilogue = EpilogueKernel::kCublasLt);
 
 }  // namespace tensoracle::backends::cuda

@@ -1,10 +1,16 @@
 // "cutlass.qmatmul": Q/DQ-fused matrix products on our own CUTLASS kernels (sm90_qgemm.h), one
-// kernel per step with the scales, bias, residual and activation in its epilogue. It takes the
-// steps "cublaslt.qmatmul" takes (qmatmul_plan.h: the same operands and scales) where
+// kernel per step with the scales, bias, residual, activation and trailing quantize in its
+// epilogue. It takes the steps "cublaslt.qmatmul" takes (qmatmul_plan.h: the same operands and
+// scales), and those whose activation is gelu_erf (cuBLASLt's GELU is the tanh form), where
 //
 // - the GPU is compute capability 9.0 (the kernels are sm_90a code),
-// - the product and the step's output are fp16 (no trailing quantize), every scale fp32,
-// - K is a multiple of 16 and N of 8 (16-byte rows for the tensor memory accelerator);
+// - the product is fp16, and the step writes it or quantizes it to the operands' own type (int8
+//   or fp8 e4m3; not after a residual), every scale fp32,
+// - K is a multiple of 16 and N of 8, 16 with a quantized output (16-byte rows for the tensor
+//   memory accelerator);
+//
+// On such a GPU the planner fuses a gelu_erf and the quantize after it into the product's step
+// (plan_lowering.h: a step grows while some family takes it), which only this family runs.
 //
 // anything else is kUnsupported with the reason, and cuBLASLt's paths run it. Its candidates are
 // its tile shapes (Sm90GemmTile), timed beside cuBLASLt's; a recorded choice {"tile": name} replays

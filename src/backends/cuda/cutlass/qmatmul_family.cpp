@@ -1,7 +1,9 @@
 // Family "cutlass.qmatmul" (cutlass_families.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cutlass/cutlass_families.h"
@@ -18,6 +20,7 @@ QuantizedActivation activation_of(LtActivation act) {
   switch (act) {
     case LtActivation::kRelu: return QuantizedActivation::kRelu;
     case LtActivation::kGeluTanh: return QuantizedActivation::kGeluTanh;
+    case LtActivation::kGeluErf: return QuantizedActivation::kGeluErf;
     default: return QuantizedActivation::kNone;
   }
 }
@@ -35,7 +38,7 @@ Sm90QuantizedGemmArgs shape_args(const QuantizedMatmulPlan& plan) {
 }
 
 Result<QuantizedMatmulPlan> plan_of(const StepInstance& step, int cc) {
-  return plan_quantized_matmul(step, cc, QuantizedMatmulForm::kDefault);
+  return plan_quantized_matmul(step, cc, QuantizedMatmulForm::kDefault, EpilogueKernel::kOwn);
 }
 
 class Sm90QuantizedMatmulTactic final : public CudaTactic {
@@ -71,6 +74,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
     workspace_ = sm90_quantized_gemm_workspace(gemm_, args);
     launcher_ = make_sm90_quantized_gemm_launcher(gemm_);
     if (!launcher_) return unsupported("layer '{}': {}: no kernel compiled for {}", layer, name(), gemm_.to_string());
+    TO_CUDA_RETURN_IF_ERROR(launcher_->prepare());
     if (workspace_ > ctx.workspace_bytes)
       return unsupported("layer '{}': {} needs {} bytes of workspace, more than the {} bytes given", layer, name(), workspace_,
                          ctx.workspace_bytes);
@@ -93,6 +97,7 @@ class Sm90QuantizedMatmulTactic final : public CudaTactic {
     args.b_scale = static_cast<const float*>(buffers.inputs[plan_.b_scale].data);
     args.bias = bias >= 0 ? buffers.extra_inputs[static_cast<size_t>(bias)].data : nullptr;
     args.residual = residual >= 0 ? buffers.extra_inputs[static_cast<size_t>(residual)].data : nullptr;
+    args.y_scale = plan_.requantize ? static_cast<const float*>(buffers.inputs[plan_.y_scale].data) : nullptr;
     args.d = buffers.outputs[0].data;
     args.sm_count = sm_count_;
     const cudaError_t ran = launcher_->launch(args, buffers.workspace, buffers.workspace_bytes, ctx.stream);
@@ -124,15 +129,18 @@ class Sm90QuantizedMatmulFamily final : public TacticFamily {
     return Status::ok();
   }
 
-  // Both tiles from a limit of 4, one (the one for the number of rows) at 2 or 3, none at 1: an
-  // untimed build (optimization level 0) runs cuBLASLt's fused path, the next family's guess.
+  // Half the limit in tiles (all from 6), one (the one for the number of rows) at 2 or 3, and at 1
+  // none where cuBLASLt's fused path, the next family's guess, takes the step: an untimed build
+  // (optimization level 0) runs that. A step with a gelu_erf is ours alone.
   Result<std::vector<std::unique_ptr<CudaTactic>>> candidates(const StepInstance& step, const RunContext& ctx,
                                                               int limit) const override {
     std::vector<std::unique_ptr<CudaTactic>> out;
-    if (limit < 2) return out;
+    auto plan = plan_of(step, 90);
+    const bool ours_alone = plan.is_ok() && plan->dequantized.gemm.activation == LtActivation::kGeluErf;
+    if (limit < 2 && !ours_alone) return out;
     std::vector<Sm90GemmTile> tiles(std::begin(kSm90GemmTiles), std::end(kSm90GemmTiles));
+    if (limit >= 4) tiles.resize(std::min(tiles.size(), static_cast<size_t>(limit / 2)));
     if (limit < 4) {
-      auto plan = plan_of(step, 90);
       const bool many_rows = plan.is_ok() && plan->rows >= 1024;
       tiles = {many_rows ? Sm90GemmTile::kCooperative128x128 : Sm90GemmTile::kPingpong64x128};
     }
@@ -152,8 +160,10 @@ class Sm90QuantizedMatmulFamily final : public TacticFamily {
     if (tile != choice.end() && tile->is_string())
       for (const Sm90GemmTile t : kSm90GemmTiles)
         if (*tile == sm90_gemm_tile_name(t)) return std::unique_ptr<CudaTactic>(std::make_unique<Sm90QuantizedMatmulTactic>(t));
-    return invalid_argument("layer '{}': {} choice {} needs \"tile\": \"{}\" or \"{}\"", step.anchor.node.name, kFamilyName,
-                            choice.dump(), sm90_gemm_tile_name(kSm90GemmTiles[0]), sm90_gemm_tile_name(kSm90GemmTiles[1]));
+    std::vector<std::string> names;
+    for (const Sm90GemmTile t : kSm90GemmTiles) names.push_back(fmt::format("\"{}\"", sm90_gemm_tile_name(t)));
+    return invalid_argument("layer '{}': {} choice {} needs \"tile\": one of {}", step.anchor.node.name, kFamilyName,
+                            choice.dump(), fmt::join(names, ", "));
   }
 };
 
@@ -163,20 +173,29 @@ Result<Sm90QuantizedGemm> sm90_gemm_for(const QuantizedMatmulPlan& plan, const s
   if (cc != 90)
     return unsupported("layer '{}': {} runs on compute capability 9.0 only (sm_90a code), this GPU is {}.{}", layer, kFamilyName,
                        cc / 10, cc % 10);
-  if (plan.requantize || plan.product_type != DataType::kFloat16 || plan.output_type != DataType::kFloat16)
-    return unsupported("layer '{}': {} writes an fp16 product, not {}{}", layer, kFamilyName, data_type_name(plan.product_type),
-                       plan.requantize ? fmt::format(" quantized to {}", data_type_name(plan.output_type)) : std::string());
-  if (plan.a_scale_type != DataType::kFloat32 || plan.b_scale_type != DataType::kFloat32)
-    return unsupported("layer '{}': {} reads fp32 scales, these are {} and {}", layer, kFamilyName,
-                       data_type_name(plan.a_scale_type), data_type_name(plan.b_scale_type));
+  const DataType input = plan.kind == QuantizedMatmulPlan::Kind::kInt8 ? DataType::kInt8 : DataType::kFloat8E4M3;
+  if (plan.product_type != DataType::kFloat16)
+    return unsupported("layer '{}': {} computes an fp16 product, not {}", layer, kFamilyName, data_type_name(plan.product_type));
+  if (plan.requantize ? plan.output_type != input : plan.output_type != DataType::kFloat16)
+    return unsupported("layer '{}': {} writes the fp16 product or quantizes it to its operands' type ({}), not {}", layer,
+                       kFamilyName, data_type_name(input), data_type_name(plan.output_type));
+  const bool residual = plan.dequantized.residual_input >= 0;
+  if (plan.requantize && residual)
+    return unsupported("layer '{}': {} quantizes no product with a residual", layer, kFamilyName);
+  if (plan.a_scale_type != DataType::kFloat32 || plan.b_scale_type != DataType::kFloat32 ||
+      (plan.requantize && plan.y_scale_type != DataType::kFloat32))
+    return unsupported("layer '{}': {} reads fp32 scales only", layer, kFamilyName);
   const LtGemmDesc& g = plan.dequantized.gemm;
-  if (g.k % 16 != 0 || g.n % 8 != 0)
-    return unsupported("layer '{}': {} needs K a multiple of 16 and N of 8 (16-byte rows), not K = {} and N = {}", layer,
-                       kFamilyName, g.k, g.n);
+  const int64_t n_multiple = plan.requantize ? 16 : 8;  // 16-byte rows of d
+  if (g.k % 16 != 0 || g.n % n_multiple != 0)
+    return unsupported("layer '{}': {} needs K a multiple of 16 and N of {} (16-byte rows), not K = {} and N = {}", layer,
+                       kFamilyName, n_multiple, g.k, g.n);
   Sm90QuantizedGemm gemm;
-  gemm.input = plan.kind == QuantizedMatmulPlan::Kind::kInt8 ? DataType::kInt8 : DataType::kFloat8E4M3;
+  gemm.input = input;
   gemm.product = DataType::kFloat16;
-  gemm.residual = plan.dequantized.residual_input >= 0;
+  gemm.output = plan.output_type;
+  gemm.residual = residual;
+  gemm.gelu_erf = g.activation == LtActivation::kGeluErf;
   return gemm;
 }
 

@@ -1,213 +1,64 @@
-// The sm90 quantized GEMMs (sm90_qgemm.h): CUTLASS's TMA warp-specialized mainloop on int8 or fp8
-// tensor cores, and an epilogue visitor tree whose one compute node applies the scales, bias,
-// residual and activation with the reference's roundings. Compiled for sm_90a only (wgmma).
+// The sm90 quantized GEMMs (sm90_qgemm.h): which compiled kernel a GEMM names, and the checks
+// around its launch. The kernels are in sm90_qgemm_<group>.cu (sm90_qgemm_kernel.cuh).
 #include "backends/cuda/cutlass/sm90_qgemm.h"
 
-#include <cute/tensor.hpp>
-#include <cutlass/cutlass.h>
-#include <cutlass/epilogue/collective/collective_builder.hpp>
-#include <cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp>
-#include <cutlass/gemm/collective/collective_builder.hpp>
-#include <cutlass/gemm/device/gemm_universal_adapter.h>
-#include <cutlass/gemm/kernel/gemm_universal.hpp>
+#include <cutlass/numeric_types.h>
 
+#include <cstdint>
 #include <memory>
 #include <type_traits>
+
+#include "backends/cuda/cutlass/sm90_qgemm_kernels.h"
 
 namespace tensoracle::backends::cuda {
 
 namespace {
 
-using namespace cute;
-namespace fusion = cutlass::epilogue::fusion;
+using sm90::Kernel;
+using sm90::kernel_ops;
+using sm90::KernelOps;
 
-// What the compute node reads at run time besides its inputs.
-struct EpilogueParams {
-  int activation = 0;  // QuantizedActivation
-};
-
-// The epilogue of the reference's layers (qmatmul_epilogue.cu computes the same in fp64): each
-// layer's result rounded to the product type, the arithmetic between in fp32.
-template <class Product>
-struct QuantizedEpilogue {
-  template <class T>  // cutlass::Array<float, N> (and float, where CUTLASS asks for Arguments)
-  struct Fn {
-    using Arguments = EpilogueParams;
-
-    CUTLASS_DEVICE static float round(float x) { return static_cast<float>(Product(x)); }
-
-    CUTLASS_DEVICE static float activate(float p, int activation) {
-      constexpr float kSqrt2OverPi = 0.79788456080286535588f, kSqrtHalf = 0.70710678118654752440f;
-      switch (activation) {
-        case static_cast<int>(QuantizedActivation::kRelu): return p < 0.0f ? 0.0f : p;
-        case static_cast<int>(QuantizedActivation::kGeluTanh):
-          return 0.5f * p * (1.0f + tanhf(kSqrt2OverPi * (p + 0.044715f * p * p * p)));
-        case static_cast<int>(QuantizedActivation::kGeluErf): return 0.5f * p * (1.0f + erff(p * kSqrtHalf));
-        default: return p;
-      }
-    }
-
-    CUTLASS_DEVICE T apply(T const& acc, T const& sa, T const& sb, T const& bias, T const* residual,
-                           Arguments const& args) const {
-      T out;
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < T::kElements; ++i) {
-        float p = round(acc[i] * sa[i] * sb[i]);
-        p = round(p + bias[i]);  // a bias of 0 (none) leaves p as it is
-        if (residual) p = round(p + (*residual)[i]);
-        if (args.activation != 0) p = round(activate(p, args.activation));
-        out[i] = p;
-      }
-      return out;
-    }
-    CUTLASS_DEVICE T operator()(T const& acc, T const& sa, T const& sb, T const& bias, Arguments const& args) const {
-      return apply(acc, sa, sb, bias, nullptr, args);
-    }
-    CUTLASS_DEVICE T operator()(T const& acc, T const& sa, T const& sb, T const& bias, T const& residual,
-                                Arguments const& args) const {
-      return apply(acc, sa, sb, bias, &residual, args);
-    }
-  };
-};
-
-template <class Product, class TileShape, bool kResidual>
-struct EpilogueTree {
-  using Sa = fusion::Sm90ScalarBroadcast<float>;
-  // sb: one value or one per column, chosen at run time (a bool N stride).
-  using Sb = fusion::Sm90RowBroadcast<0, TileShape, float, float, Stride<_0, bool, int64_t>>;
-  using Bias = fusion::Sm90RowBroadcast<0, TileShape, Product, float, Stride<_0, _1, int64_t>>;
-  using Compute = fusion::Sm90Compute<QuantizedEpilogue<Product>::template Fn, Product, float,
-                                      cutlass::FloatRoundStyle::round_to_nearest>;
-  using type = std::conditional_t<kResidual,
-                                  fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias, fusion::Sm90SrcFetch<Product>>,
-                                  fusion::Sm90EVT<Compute, fusion::Sm90AccFetch, Sa, Sb, Bias>>;
-};
-
-template <class Input, class Product, bool kResidual, Sm90GemmTile kTile>
-struct Kernel {
-  static constexpr bool kCooperative = kTile == Sm90GemmTile::kCooperative128x128;
-  using TileShape = std::conditional_t<kCooperative, Shape<_128, _128, _128>, Shape<_64, _128, _128>>;
-  using ClusterShape = Shape<_1, _1, _1>;
-  using MainloopSchedule = std::conditional_t<kCooperative, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                                              cutlass::gemm::KernelTmaWarpSpecializedPingpong>;
-  using EpilogueSchedule = std::conditional_t<kCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative,
-                                              cutlass::epilogue::TmaWarpSpecialized>;
-  using Accumulator = std::conditional_t<std::is_same_v<Input, int8_t>, int32_t, float>;
-  using ElementC = std::conditional_t<kResidual, Product, void>;
-  static constexpr int kAlignProduct = 128 / cutlass::sizeof_bits<Product>::value;
-  static constexpr int kAlignInput = 128 / cutlass::sizeof_bits<Input>::value;
-
-  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, Accumulator, float, ElementC, cutlass::layout::RowMajor,
-      kAlignProduct, Product, cutlass::layout::RowMajor, kAlignProduct, EpilogueSchedule,
-      typename EpilogueTree<Product, TileShape, kResidual>::type>::CollectiveOp;
-  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Input, cutlass::layout::RowMajor, kAlignInput, Input,
-      cutlass::layout::ColumnMajor, kAlignInput, Accumulator, TileShape, ClusterShape,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
-          sizeof(typename CollectiveEpilogue::SharedStorage))>,
-      MainloopSchedule>::CollectiveOp;
-  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue>;
-  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
-
-  static typename Gemm::Arguments arguments(const Sm90QuantizedGemmArgs& a) {
-    using StrideA = typename GemmKernel::StrideA;
-    using StrideB = typename GemmKernel::StrideB;
-    using StrideC = typename GemmKernel::StrideC;
-    using StrideD = typename GemmKernel::StrideD;
-    const StrideA stride_a = make_stride(a.k, _1{}, a.m * a.k);
-    const StrideB stride_b = make_stride(a.k, _1{}, a.n * a.k);
-    const StrideC stride_c = make_stride(a.n, _1{}, a.m * a.n);
-    const StrideD stride_d = make_stride(a.n, _1{}, a.m * a.n);
-
-    typename Gemm::Arguments args;
-    args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    args.problem_shape = {static_cast<int>(a.m), static_cast<int>(a.n), static_cast<int>(a.k), 1};
-    args.mainloop = {static_cast<const Input*>(a.a), stride_a, static_cast<const Input*>(a.b), stride_b};
-    auto& tree = args.epilogue.thread;
-    // Children in order (acc, sa, sb, bias[, residual]), then the compute node's parameters.
-    get<1>(tree) = {{1.0f}, {a.a_scale}, {}};
-    get<2>(tree) = {a.b_scale, 1.0f, {_0{}, a.b_per_channel, int64_t(0)}};
-    get<3>(tree) = {static_cast<const Product*>(a.bias), Product(0.0f), {}};
-    get<kResidual ? 5 : 4>(tree) = EpilogueParams{static_cast<int>(a.activation)};
-    if constexpr (kResidual) args.epilogue.ptr_C = static_cast<const Product*>(a.residual);
-    args.epilogue.dC = stride_c;
-    args.epilogue.ptr_D = static_cast<Product*>(a.d);
-    args.epilogue.dD = stride_d;
-    args.hw_info.sm_count = a.sm_count;
-    return args;
-  }
-
-  static std::string refusal(const Sm90QuantizedGemmArgs& a) {
-    const cutlass::Status s = Gemm::can_implement(arguments(a));
-    return s == cutlass::Status::kSuccess ? std::string() : std::string("CUTLASS: ") + cutlassGetStatusString(s);
-  }
-  static size_t workspace(const Sm90QuantizedGemmArgs& a) { return Gemm::get_workspace_size(arguments(a)); }
-};
-
-bool same_launch(const Sm90QuantizedGemmArgs& x, const Sm90QuantizedGemmArgs& y) {
-  return x.m == y.m && x.n == y.n && x.k == y.k && x.a == y.a && x.b == y.b && x.a_scale == y.a_scale &&
-         x.b_scale == y.b_scale && x.b_per_channel == y.b_per_channel && x.bias == y.bias && x.residual == y.residual &&
-         x.activation == y.activation && x.d == y.d && x.sm_count == y.sm_count;
-}
-
-// One kernel's launches. Its parameters hold the tensor memory accelerator's descriptors, which
-// encode the tensors' addresses: built on the host (a few microseconds, as long as a small GEMM
-// runs), so kept and rebuilt only when an address, a size or the workspace changes; the
-// workspace is checked then too. An engine's buffers stay where they are between runs.
-template <class K>
-class Launcher final : public Sm90QuantizedGemmLauncher {
- public:
-  cudaError_t run(const Sm90QuantizedGemmArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) override {
-    if (!ready_ || workspace != workspace_ || workspace_bytes != workspace_bytes_ || !same_launch(a, last_)) {
-      ready_ = false;
-      const typename K::Gemm::Arguments args = K::arguments(a);
-      if (workspace_bytes < K::Gemm::get_workspace_size(args) ||
-          gemm_.initialize(args, workspace, stream) != cutlass::Status::kSuccess)
-        return cudaErrorInvalidValue;
-      last_ = a;
-      workspace_ = workspace;
-      workspace_bytes_ = workspace_bytes;
-      ready_ = true;
-    }
-    if (gemm_.run(stream) != cutlass::Status::kSuccess) {
-      const cudaError_t launch = cudaGetLastError();
-      return launch != cudaSuccess ? launch : cudaErrorLaunchFailure;
-    }
-    return cudaGetLastError();
-  }
-
- private:
-  typename K::Gemm gemm_;
-  Sm90QuantizedGemmArgs last_;
-  void* workspace_ = nullptr;
-  size_t workspace_bytes_ = 0;
-  bool ready_ = false;
-};
-
-// Calls `f(Kernel<...>{})` for the instantiation `gemm` names; false when none is compiled.
+// Calls `f` with the operations of the kernel `gemm` names; false when none is compiled. Compiled:
+// fp16 products, with a residual or without, or quantized to the input's own type; the erf
+// GELU's kernels without a residual.
 template <class F>
 bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
   if (gemm.product != DataType::kFloat16) return false;
-  auto by_tile = [&](auto input, auto residual) {
+  auto by_tile = [&](auto input, auto output, auto residual, auto gelu_erf) {
     using Input = decltype(input);
-    constexpr bool kResidual = decltype(residual)::value;
+    using Output = decltype(output);
+    constexpr bool kResidual = decltype(residual)::value, kGeluErf = decltype(gelu_erf)::value;
     switch (gemm.tile) {
       case Sm90GemmTile::kCooperative128x128:
-        f(Kernel<Input, cutlass::half_t, kResidual, Sm90GemmTile::kCooperative128x128>{});
+        f(kernel_ops<Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kCooperative128x128, kGeluErf>>());
         return true;
       case Sm90GemmTile::kPingpong64x128:
-        f(Kernel<Input, cutlass::half_t, kResidual, Sm90GemmTile::kPingpong64x128>{});
+        f(kernel_ops<Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong64x128, kGeluErf>>());
         return true;
+      case Sm90GemmTile::kPingpong128x128:
+        // Not for fp8: its mainloop promotes into a second 128x128 accumulator, and a warp group
+        // holding two spills registers to the stack.
+        if constexpr (std::is_same_v<Input, cutlass::float_e4m3_t>) return false;
+        else {
+          f(kernel_ops<Kernel<Input, cutlass::half_t, Output, kResidual, Sm90GemmTile::kPingpong128x128, kGeluErf>>());
+          return true;
+        }
     }
     return false;
   };
-  auto by_residual = [&](auto input) {
-    return gemm.residual ? by_tile(input, std::true_type{}) : by_tile(input, std::false_type{});
+  auto by_output = [&](auto input) {
+    if (gemm.gelu_erf) {
+      if (gemm.residual) return false;
+      if (gemm.output == DataType::kFloat16) return by_tile(input, cutlass::half_t{}, std::false_type{}, std::true_type{});
+      return gemm.output == gemm.input && by_tile(input, input, std::false_type{}, std::true_type{});
+    }
+    if (gemm.output == DataType::kFloat16)
+      return gemm.residual ? by_tile(input, cutlass::half_t{}, std::true_type{}, std::false_type{})
+                           : by_tile(input, cutlass::half_t{}, std::false_type{}, std::false_type{});
+    return gemm.output == gemm.input && !gemm.residual && by_tile(input, input, std::false_type{}, std::false_type{});
   };
-  if (gemm.input == DataType::kInt8) return by_residual(int8_t{});
-  if (gemm.input == DataType::kFloat8E4M3) return by_residual(cutlass::float_e4m3_t{});
+  if (gemm.input == DataType::kInt8) return by_output(int8_t{});
+  if (gemm.input == DataType::kFloat8E4M3) return by_output(cutlass::float_e4m3_t{});
   return false;
 }
 
@@ -216,14 +67,16 @@ bool dispatch(const Sm90QuantizedGemm& gemm, F&& f) {
 std::string sm90_quantized_gemm_refusal(const Sm90QuantizedGemm& gemm, const Sm90QuantizedGemmArgs& args) {
   if (args.m <= 0 || args.n <= 0 || args.k <= 0 || args.m > INT32_MAX || args.n > INT32_MAX || args.k > INT32_MAX)
     return "sizes outside (0, 2^31)";
-  std::string reason = "no kernel compiled for these types";
-  dispatch(gemm, [&](auto kernel) { reason = decltype(kernel)::refusal(args); });
+  std::string reason = gemm.input == DataType::kFloat8E4M3 && gemm.tile == Sm90GemmTile::kPingpong128x128
+                           ? "no fp8 kernel with this tile (two 128x128 accumulators a warp group spill)"
+                           : "no kernel compiled for these types";
+  dispatch(gemm, [&](const KernelOps& ops) { reason = ops.refusal(args); });
   return reason;
 }
 
 size_t sm90_quantized_gemm_workspace(const Sm90QuantizedGemm& gemm, const Sm90QuantizedGemmArgs& args) {
   size_t bytes = 0;
-  dispatch(gemm, [&](auto kernel) { bytes = decltype(kernel)::workspace(args); });
+  dispatch(gemm, [&](const KernelOps& ops) { bytes = ops.workspace(args); });
   return bytes;
 }
 
@@ -235,14 +88,18 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 std::unique_ptr<Sm90QuantizedGemmLauncher> make_sm90_quantized_gemm_launcher(const Sm90QuantizedGemm& gemm) {
   std::unique_ptr<Sm90QuantizedGemmLauncher> launcher;
-  dispatch(gemm, [&](auto kernel) { launcher = std::make_unique<Launcher<decltype(kernel)>>(); });
+  dispatch(gemm, [&](const KernelOps& ops) { launcher = ops.make_launcher(); });
   if (launcher) launcher->gemm_ = gemm;
   return launcher;
 }
 
+cudaError_t Sm90QuantizedGemmLauncher::prepare() { return set_up(); }
+
 cudaError_t Sm90QuantizedGemmLauncher::launch(const Sm90QuantizedGemmArgs& args, void* workspace, size_t workspace_bytes,
                                               cudaStream_t stream) {
-  if (!args.a || !args.b || !args.d || !args.a_scale || !args.b_scale || (args.residual != nullptr) != gemm_.residual)
+  if (!args.a || !args.b || !args.d || !args.a_scale || !args.b_scale || (args.residual != nullptr) != gemm_.residual ||
+      (args.y_scale != nullptr) != (gemm_.output != gemm_.product) ||
+      (args.activation == QuantizedActivation::kGeluErf) != gemm_.gelu_erf)
     return cudaErrorInvalidValue;
   // The tensor memory accelerator reads and writes 16-byte aligned rows; the vector loads of the
   // bias and the per-channel scales are 16 bytes too.
