@@ -1,16 +1,11 @@
 // The pointwise kernels (pointwise_kernel.h): the interpreter and the vector kernel share
-// evaluate() and round_to, so they compute the same bits (but for the activation kernel's erf
-// GELU in fp16 and bf16, which may differ by a step of those types: pointwise_activation_kernel).
+// evaluate() and round_to, so they compute the same bits.
 //
 // The interpreter: each thread reads its element of every input (through the merged
 // geometry, so broadcasts and any layout work), runs the program on registers in the compute
 // type and writes the result. Every operation is the CPU reference's (src/backends/cpu/
 // elementwise.cpp, unary.cpp, shuffle.cpp select) evaluated in T, and every result is rounded
 // to its instruction's type like the reference's round_to_type.
-#include <iterator>
-#include <type_traits>
-
-#include "backends/cuda/kernels/gelu_erf.cuh"
 #include "backends/cuda/kernels/pointwise_device.cuh"
 #include "backends/cuda/kernels/pointwise_kernel.h"
 
@@ -508,14 +503,7 @@ __global__ void __launch_bounds__(512) pointwise_activation_kernel(const __grid_
   // The activation's values, rounded to S, then (kQuantized) divided by the scale: the stores
   // quantize them (store_codes), once, where kQuantize's value would be encoded a second time.
   const auto compute = [&](auto& a, auto& r) {
-    // BERT's GELU in fp16 or bf16: the branchless gelu_erf (within 1.5e-6 of the exact value, far
-    // below half an fp16 step, 2.4e-4) where erff's two code paths cost more than the memory
-    // traffic. fp32 results keep erff.
-    if constexpr (kCode == PointwiseCode::kGeluErf && !std::is_same_v<S, float>) {
-      for (size_t i = 0; i < std::size(r); ++i) r[i] = device::gelu_erf(a[i]);
-    } else {
-      evaluate<F32>(in, a, a, a, r);
-    }
+    evaluate<F32>(in, a, a, a, r);
     round_lanes(r, kStorageType<S>);
     if (kQuantized)
       for (float& v : r) v = v / scale;
