@@ -1,6 +1,7 @@
 // Checks the correction step the sm90 quantizing epilogue divides by (sm90_qgemm_kernel.cuh,
-// requantize): q = RN(a·r), r = RN(1/b), then RN(q + RN(a − q·b)·r) against RN(a/b), for a of fp16
-// magnitudes and b in [2^-100, 2^100], mantissas near 1 and near 2 included.
+// requantize): q = RN(a·r), r = RN(1/b), then RN(q + RN(a − q·b)·r) with q's sign against RN(a/b),
+// sign included, for a of fp16 magnitudes and ±0 and b in [2^-100, 2^100], mantissas near 1 and
+// near 2 included.
 //   g++ -O2 -ffp-contract=off -o /tmp/reciprocal_division scripts/fits/reciprocal_division.cpp && /tmp/reciprocal_division
 // 2026-12-07: "0 of 200000000 differ".
 #include <cmath>
@@ -19,13 +20,14 @@ int main() {
     if (i % 7 == 0) ub = (ub & 0xFF800000u) | (0x7FFFFFu - (g() % 4));  // mantissas near all ones
     if (i % 11 == 0) ub = (ub & 0xFF800000u) | (g() % 4);               // near 1.0
     float a = f(ua), b = f(ub);
+    if (i % 13 == 0) a = std::copysign(0.0f, a);  // signed zeros: e4m3 has a code for each
     volatile float r = 1.0f / b;
     float q0 = a * r;
     float rem = std::fma(-q0, b, a);
-    float q = std::fma(rem, r, q0);
+    float q = std::copysign(std::fma(rem, r, q0), q0);
     volatile float want = a / b;
     ++n;
-    if (q != want) { if (bad < 5) std::printf("a=%a b=%a q=%a want=%a\n", a, b, q, want); ++bad; }
+    if (q != want || std::signbit(q) != std::signbit(want)) { if (bad < 5) std::printf("a=%a b=%a q=%a want=%a\n", a, b, q, want); ++bad; }
   }
   std::printf("%ld of %ld differ\n", bad, n);
 }

@@ -85,7 +85,8 @@ struct QuantizedEpilogue {
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < T::kElements; ++i) {
         const float q = p[i] * r;
-        const float corrected = fmaf(fmaf(-q, sy, p[i]), r, q);
+        // q's sign: the sum would make +0 of p = -0, and e4m3 stores -0 as a code of its own.
+        const float corrected = copysignf(fmaf(fmaf(-q, sy, p[i]), r, q), q);
         p[i] = isfinite(p[i]) ? corrected : q;
       }
     }
