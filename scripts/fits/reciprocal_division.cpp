@@ -2,7 +2,7 @@
 // requantize): q = RN(a·r), r = RN(1/b), then RN(q + RN(a − q·b)·r) with q's sign against RN(a/b),
 // sign included, for a of fp16 magnitudes and ±0 and b in [2^-100, 2^100], mantissas near 1 and
 // near 2 included.
-//   g++ -O2 -ffp-contract=off -o /tmp/reciprocal_division scripts/fits/reciprocal_division.cpp && /tmp/reciprocal_division
+//   g++ -O2 -ffp-contract=off -o reciprocal_division scripts/fits/reciprocal_division.cpp && ./reciprocal_division
 // 2026-12-07: "0 of 200000000 differ".
 #include <cmath>
 #include <cstdio>
