@@ -153,19 +153,17 @@ class QuantizedMatmulTactic final : public CudaTactic {
       Held& held = held_[i];
       held.ready = false;
       if (!held.holds) continue;
-      const FusedDequantize& dq = step.quantization.dequantized[i];
       const int64_t rows = i == 0 ? plan_.rows : plan_.cols;
       const size_t bytes = static_cast<size_t>(rows * plan_.dequantized.gemm.k) * data_type_size(plan_.product_type);
       if (held.value.size() < bytes) {
         held.value = DeviceBuffer();
         TO_ASSIGN_OR_RETURN(held.value, DeviceBuffer::allocate(bytes, "a dequantized constant operand"));
       }
-      TO_ASSIGN_OR_RETURN(const QuantizeArgs q, quantize_args_of(*dq.layer, *dq.data, *dq.scale, plan_.product_type));
       const size_t data = i == 0 ? plan_.a_data : plan_.b_data, scale = i == 0 ? plan_.a_scale : plan_.b_scale;
       TO_ASSERT(std::max(data, scale) < buffers.inputs.size());
       if (!input(buffers, data) || !input(buffers, scale))
         return make_error(StatusCode::kInternal, "layer '{}': {}: constant operand {} is not bound", step.anchor.node.name, name(), i);
-      TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, data), input(buffers, scale), held.value.data(), q, ctx.stream));
+      TO_RETURN_IF_ERROR(dequantize_operand(step, buffers, i, held.value.data(), ctx.stream));
       held.ready = true;
     }
     return Status::ok();
@@ -289,6 +287,16 @@ class QuantizedMatmulTactic final : public CudaTactic {
                        "quantized GEMM epilogue kernel");
   }
 
+  // Operand i (0: a, 1: b) dequantized into `to` as its dequantize layer computes it.
+  Status dequantize_operand(const StepInstance& step, const StepBuffers& buffers, size_t i, void* to,
+                            cudaStream_t stream) const {
+    const FusedDequantize& dq = step.quantization.dequantized[i];
+    TO_ASSIGN_OR_RETURN(const QuantizeArgs q, quantize_args_of(*dq.layer, *dq.data, *dq.scale, plan_.product_type));
+    const size_t data = i == 0 ? plan_.a_data : plan_.b_data, scale = i == 0 ? plan_.a_scale : plan_.b_scale;
+    return cuda_status(launch_quantize(input(buffers, data), input(buffers, scale), to, q, stream),
+                       "dequantize kernel (Q/DQ-fused matmul)");
+  }
+
   // The layers as they would run unfused, inside one step; a constant operand's dequantize ran
   // once, in prepare_constants.
   Status run_explicit(const StepInstance& step, const StepBuffers& buffers, const RunContext& ctx, const Pieces& p) const {
@@ -299,10 +307,7 @@ class QuantizedMatmulTactic final : public CudaTactic {
                             step.anchor.node.name, name());
         return static_cast<const void*>(held_[i].value.data());
       }
-      const FusedDequantize& dq = step.quantization.dequantized[i];
-      TO_ASSIGN_OR_RETURN(const QuantizeArgs q, quantize_args_of(*dq.layer, *dq.data, *dq.scale, plan_.product_type));
-      const size_t data = i == 0 ? plan_.a_data : plan_.b_data, scale = i == 0 ? plan_.a_scale : plan_.b_scale;
-      TO_CUDA_RETURN_IF_ERROR(launch_quantize(input(buffers, data), input(buffers, scale), scratch, q, ctx.stream));
+      TO_RETURN_IF_ERROR(dequantize_operand(step, buffers, i, scratch, ctx.stream));
       return static_cast<const void*>(scratch);
     };
     LtGemmArgs args = gemm_args(buffers);
